@@ -1,0 +1,11 @@
+"""The Celery application; tasks live in each app's ``tasks.py``."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+
+app = Celery("console")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

@@ -1,0 +1,32 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from console import views
+
+api_patterns = [
+    path("", include("core.api.urls")),
+    path("", include("queues.api.urls")),
+]
+
+urlpatterns = [
+    path("", views.dashboard, name="dashboard"),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("queues/", include("queues.urls")),
+    path("changelog/", include("core.urls")),
+    path("rules/", views.not_built, {"area": "Rules", "issue": 3}, name="rules_home"),
+    path(
+        "propagations/",
+        views.not_built,
+        {"area": "Propagations", "issue": 4},
+        name="propagations_home",
+    ),
+    path("gateway/", views.not_built, {"area": "Gateway", "issue": 6}, name="gateway_home"),
+    path("jobs/", views.not_built, {"area": "Jobs", "issue": 5}, name="jobs_home"),
+    path("api/", include(api_patterns)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,52 @@
+"""Writes of the core app: the change log."""
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import models
+from django.forms.models import model_to_dict
+import json
+
+from core.choices import ChangeAction
+from core.models import ChangeLogEntry
+
+
+def object_snapshot(obj: models.Model) -> dict[str, Any]:
+    """The object's own field values as JSON-safe data (foreign keys as ids)."""
+    data = model_to_dict(obj)
+    for field in obj._meta.concrete_fields:
+        if not field.editable:
+            data[field.name] = getattr(obj, field.attname)
+    return json.loads(json.dumps(data, cls=DjangoJSONEncoder))
+
+
+def change_log_record(
+    *,
+    user: AbstractBaseUser | AnonymousUser | None,
+    action: str,
+    verb: str,
+    obj: models.Model | None = None,
+    object_type: str | None = None,
+    object_id: Any = "",
+    object_repr: str | None = None,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+) -> ChangeLogEntry:
+    """Write one change-log row; call it inside the service's transaction so both land or neither."""
+    if obj is not None:
+        object_type = object_type or obj._meta.label_lower
+        object_id = object_id or obj.pk
+        object_repr = object_repr or str(obj)
+    real_user = user if user is not None and user.is_authenticated else None
+    return ChangeLogEntry.objects.create(
+        user=real_user,
+        username=real_user.get_username() if real_user else "",
+        action=ChangeAction(action),
+        verb=verb,
+        object_type=object_type or "",
+        object_id=str(object_id or ""),
+        object_repr=(object_repr or "")[:200],
+        before=before,
+        after=after,
+    )

@@ -1,0 +1,282 @@
+"""Queue topology (written by services) and message storage (written only by the queue engine)."""
+
+from django.conf import settings
+from django.core.validators import MinValueValidator, RegexValidator
+from django.db import models
+from django.urls import reverse
+
+from queues.choices import MessageKind, MessageState, Privilege, QueueKind, SortOrder
+
+# Oracle identifiers: a letter, then letters, digits, _ $ #; 128 characters at most.
+name_validator = RegexValidator(
+    r"^[A-Za-z][A-Za-z0-9_$#]{0,127}$",
+    "Use a letter followed by letters, digits, _, $ or # (at most 128 characters).",
+)
+
+
+class QueueTable(models.Model):
+    name = models.CharField(max_length=128, unique=True, validators=[name_validator])
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="queue_tables",
+        help_text="The owner may do everything on a secure queue table's queues.",
+    )
+    sort_order = models.CharField(
+        max_length=24, choices=SortOrder.choices, default=SortOrder.ENQ_TIME
+    )
+    multiple_consumers = models.BooleanField(default=False)
+    secure = models.BooleanField(default=False)
+    payload_type = models.CharField(
+        max_length=128,
+        default="ANY",
+        help_text="ANY for self-describing JSON, or a type name whose payloads the schema validates.",
+    )
+    payload_schema = models.JSONField(null=True, blank=True)
+    comment = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("queues:queuetable_detail", args=[self.pk])
+
+    @property
+    def is_typed(self) -> bool:
+        return self.payload_type.upper() != "ANY"
+
+    @property
+    def is_commit_time(self) -> bool:
+        return self.sort_order in (SortOrder.COMMIT_TIME, SortOrder.PRIORITY_COMMIT_TIME)
+
+
+class Queue(models.Model):
+    name = models.CharField(max_length=128, unique=True, validators=[name_validator])
+    queue_table = models.ForeignKey(QueueTable, on_delete=models.PROTECT, related_name="queues")
+    kind = models.CharField(max_length=16, choices=QueueKind.choices, default=QueueKind.NORMAL)
+    exception_queue = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="source_queues",
+        help_text="Where failed and expired messages go; the queue table's default when empty.",
+    )
+    max_retries = models.PositiveIntegerField(default=5)
+    retry_delay = models.FloatField(default=0, validators=[MinValueValidator(0)])
+    retention_time = models.FloatField(default=0, validators=[MinValueValidator(0)])
+    enqueue_enabled = models.BooleanField(default=True)
+    dequeue_enabled = models.BooleanField(default=True)
+    comment = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(retry_delay__gte=0), name="queue_retry_delay_not_negative"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(retention_time__gte=0), name="queue_retention_not_negative"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("queues:queue_detail", args=[self.pk])
+
+    @property
+    def is_exception(self) -> bool:
+        return self.kind == QueueKind.EXCEPTION
+
+
+class Agent(models.Model):
+    """An AQ agent: a named identity that enqueues (sender) or dequeues (subscriber)."""
+
+    name = models.CharField(max_length=128, unique=True, validators=[name_validator])
+    address = models.CharField(max_length=256, blank=True)
+    users = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="AgentUser", related_name="aq_agents", blank=True
+    )
+    comment = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AgentUser(models.Model):
+    """DBMS_AQADM.ENABLE_DB_ACCESS: the user may act as the agent."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["agent", "user"], name="agent_user_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.agent} ↔ {self.user}"
+
+
+class QueuePrivilege(models.Model):
+    """DBMS_AQADM.GRANT_QUEUE_PRIVILEGE: ENQUEUE, DEQUEUE or ALL on one queue."""
+
+    queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="privileges")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    privilege = models.CharField(max_length=8, choices=Privilege.choices)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["queue", "user", "privilege"], name="queue_privilege_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.privilege} on {self.queue} to {self.user}"
+
+
+class Subscriber(models.Model):
+    """A consumer of a multi-consumer queue; gets each message enqueued while it exists."""
+
+    queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="subscribers")
+    name = models.CharField(max_length=128, validators=[name_validator])
+    address = models.CharField(max_length=256, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["queue", "name"], name="subscriber_unique_per_queue")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} on {self.queue}"
+
+
+class Message(models.Model):
+    """A message row. Written only by ``queues.engine`` (raw SQL); read here for pages and API."""
+
+    # The composite indexes below cover queue lookups; one index fewer is a cheaper enqueue.
+    queue = models.ForeignKey(
+        Queue, on_delete=models.PROTECT, related_name="messages", db_index=False
+    )
+    queue_table = models.ForeignKey(
+        QueueTable, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    state = models.CharField(max_length=10, choices=MessageState.choices)
+    priority = models.IntegerField(default=1)
+    # Dequeue order is (sort_pri, commit_seq, id): sort_pri is the priority on priority-ordered
+    # tables and 0 elsewhere; commit_seq is set at commit on commit-time tables and 0 elsewhere.
+    sort_pri = models.IntegerField(default=0)
+    commit_seq = models.BigIntegerField(null=True)
+    kind = models.CharField(max_length=8, choices=MessageKind.choices, default=MessageKind.USER)
+    type_name = models.CharField(max_length=128, blank=True)
+    correlation = models.CharField(max_length=128, blank=True)
+    sender = models.CharField(max_length=128, blank=True)
+    headers = models.JSONField(default=dict)
+    payload = models.JSONField(null=True)
+    enq_time = models.DateTimeField()
+    enq_user = models.CharField(max_length=150, blank=True)
+    delay_until = models.DateTimeField(null=True)
+    expiration = models.FloatField(null=True, help_text="Seconds a READY message may wait.")
+    expire_at = models.DateTimeField(null=True)
+    attempts = models.IntegerField(default=0)
+    locked_until = models.DateTimeField(null=True)
+    lock_token = models.UUIDField(null=True)
+    pending_consumers = models.IntegerField(default=0)
+    processed_at = models.DateTimeField(null=True)
+    original_queue = models.ForeignKey(
+        Queue, null=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+    )
+    exception_reason = models.CharField(max_length=200, blank=True)
+    replayed = models.BooleanField(default=False)
+
+    class Meta:
+        db_table = "aq_message"
+        ordering = ["sort_pri", "commit_seq", "id"]
+        indexes = [
+            models.Index(
+                fields=["queue", "sort_pri", "commit_seq", "id"],
+                name="aq_message_dequeue",
+                condition=models.Q(state="READY"),
+            ),
+            models.Index(fields=["queue", "state"], name="aq_message_queue_state"),
+            models.Index(
+                fields=["delay_until"], name="aq_message_waiting", condition=models.Q(state="WAITING")
+            ),
+            models.Index(
+                fields=["expire_at"],
+                name="aq_message_expiring",
+                condition=models.Q(state="READY", expire_at__isnull=False),
+            ),
+            models.Index(
+                fields=["locked_until"],
+                name="aq_message_leased",
+                condition=models.Q(locked_until__isnull=False),
+            ),
+            models.Index(
+                fields=["processed_at"],
+                name="aq_message_processed",
+                condition=models.Q(state="PROCESSED"),
+            ),
+            models.Index(fields=["queue", "correlation"], name="aq_message_correlation"),
+            models.Index(
+                fields=["original_queue"],
+                name="aq_message_original",
+                condition=models.Q(original_queue__isnull=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"message {self.pk} on {self.queue_id}"
+
+
+class MessageConsumer(models.Model):
+    """One subscriber's pending copy of a message in a multi-consumer queue."""
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="consumers")
+    subscriber = models.ForeignKey(
+        Subscriber, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    attempts = models.IntegerField(default=0)
+    locked_until = models.DateTimeField(null=True)
+    lock_token = models.UUIDField(null=True)
+
+    class Meta:
+        db_table = "aq_message_consumer"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["subscriber", "message"], name="aq_message_consumer_unique"
+            )
+        ]
+
+
+class QueueStat(models.Model):
+    """Enqueue and dequeue counters, sharded by backend so concurrent clients don't contend."""
+
+    queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="+", db_index=False)
+    shard = models.SmallIntegerField()
+    enqueued = models.BigIntegerField(default=0)
+    dequeued = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "aq_queue_stat"
+        constraints = [
+            models.UniqueConstraint(fields=["queue", "shard"], name="aq_queue_stat_unique")
+        ]

@@ -1,0 +1,638 @@
+"""Writes of the queues app. Each verb is one function, called by the pages, the API, the Celery
+tasks and Python clients alike; each runs in one transaction and records the change log.
+
+``user=None`` means an internal caller (a Celery task, a benchmark); otherwise the user's role and,
+on secure queue tables, the user's agent and queue privileges are checked here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import connection, transaction
+from psycopg.conninfo import make_conninfo
+
+from core.choices import Capability, ChangeAction
+from core.exceptions import Conflict, DomainError, Forbidden
+from core.roles import user_can
+from core.services import change_log_record, object_snapshot
+from queues import engine
+from queues.choices import Privilege, QueueKind, Visibility
+from queues.models import Agent, AgentUser, Queue, QueuePrivilege, QueueTable, Subscriber
+
+User = AbstractBaseUser | AnonymousUser | None
+
+
+# --- plumbing ------------------------------------------------------------------------------------
+
+
+def _require(user: User, capability: str) -> None:
+    if user is not None and not user_can(user, capability):
+        raise Forbidden("Your role does not allow this.")
+
+
+def raw_connection() -> psycopg.Connection:
+    """Django's own psycopg connection, so the engine runs in the service's transaction."""
+    connection.ensure_connection()
+    return connection.connection  # type: ignore[return-value]
+
+
+def conninfo() -> str:
+    params = connection.get_connection_params()
+    keep = {k: v for k, v in params.items() if isinstance(v, str | int) and k != "prepare_threshold"}
+    return make_conninfo(**keep)
+
+
+def _info(queue: Queue | int | str) -> engine.QueueInfo:
+    key = queue.pk if isinstance(queue, Queue) else queue
+    return engine.queue_info(raw_connection(), key)
+
+
+def _log(user: User, action: str, verb: str, obj: Any, before: Any = None, after: Any = None,
+         **kw: Any) -> None:
+    change_log_record(user=user, action=action, verb=verb, obj=obj, before=before, after=after, **kw)
+
+
+def _username(user: User) -> str:
+    return user.get_username() if user is not None and user.is_authenticated else ""
+
+
+# --- queue tables --------------------------------------------------------------------------------
+
+
+def exception_queue_name(queue_table_name: str) -> str:
+    """AQ names a queue table's default exception queue AQ$_<queue_table>_E."""
+    return f"AQ$_{queue_table_name}_E"[:128]
+
+
+@transaction.atomic
+def queue_table_create(
+    *,
+    user: User,
+    name: str,
+    sort_order: str,
+    multiple_consumers: bool = False,
+    secure: bool = False,
+    payload_type: str = "ANY",
+    payload_schema: Any = None,
+    comment: str = "",
+    owner: AbstractBaseUser | None = None,
+) -> QueueTable:
+    """Create a queue table and its default exception queue ``AQ$_<name>_E``."""
+    _require(user, Capability.CONFIGURE)
+    payload_type = (payload_type or "ANY").strip()
+    if payload_type.upper() != "ANY":
+        if payload_schema is None:
+            raise DomainError("A typed queue table needs a JSON Schema.", field="payload_schema")
+        engine.schema_check(payload_schema)
+    elif payload_schema is not None:
+        raise DomainError("Payload type ANY takes no schema.", field="payload_schema")
+    if QueueTable.objects.filter(name__iexact=name).exists():
+        raise Conflict(f"A queue table named {name} already exists.", field="name")
+    if owner is None and user is not None and user.is_authenticated:
+        owner = user  # type: ignore[assignment]
+    qt = QueueTable(
+        name=name, sort_order=sort_order, multiple_consumers=multiple_consumers, secure=secure,
+        payload_type=payload_type, payload_schema=payload_schema, comment=comment, owner=owner,
+    )
+    qt.full_clean()
+    qt.save()
+    exq_name = exception_queue_name(name)
+    if Queue.objects.filter(name__iexact=exq_name).exists():
+        raise Conflict(f"A queue named {exq_name} already exists.", field="name")
+    Queue.objects.create(
+        name=exq_name, queue_table=qt, kind=QueueKind.EXCEPTION, enqueue_enabled=False,
+        dequeue_enabled=True, comment=f"Default exception queue of {name}",
+    )
+    _log(user, ChangeAction.CREATE, "queue_table_create", qt, after=object_snapshot(qt))
+    return qt
+
+
+QUEUE_TABLE_EDITABLE = ("comment", "payload_schema", "owner")
+
+
+@transaction.atomic
+def queue_table_update(*, user: User, queue_table: QueueTable, **changes: Any) -> QueueTable:
+    """Change a queue table's comment, owner or schema. Sort order, consumer model, security and
+    payload type are fixed at creation, as in DBMS_AQADM."""
+    _require(user, Capability.CONFIGURE)
+    qt = QueueTable.objects.select_for_update().get(pk=queue_table.pk)
+    fixed = set(changes) - set(QUEUE_TABLE_EDITABLE)
+    for key in sorted(fixed):
+        if changes[key] != getattr(qt, key):
+            raise DomainError(f"{key} is fixed when the queue table is created.", field=key)
+    before = object_snapshot(qt)
+    if "payload_schema" in changes and changes["payload_schema"] != qt.payload_schema:
+        if not qt.is_typed:
+            raise DomainError("Payload type ANY takes no schema.", field="payload_schema")
+        if changes["payload_schema"] is None:
+            raise DomainError("A typed queue table needs a JSON Schema.", field="payload_schema")
+        engine.schema_check(changes["payload_schema"])
+    for key in QUEUE_TABLE_EDITABLE:
+        if key in changes:
+            setattr(qt, key, changes[key])
+    qt.full_clean()
+    qt.save()
+    _log(user, ChangeAction.UPDATE, "queue_table_update", qt, before, object_snapshot(qt))
+    return qt
+
+
+@transaction.atomic
+def queue_table_delete(*, user: User, queue_table: QueueTable) -> None:
+    """Drop a queue table and its queues; refused while any of its queues holds a message."""
+    _require(user, Capability.CONFIGURE)
+    qt = QueueTable.objects.select_for_update().get(pk=queue_table.pk)
+    count = raw_connection().execute(
+        "SELECT count(*) FROM aq_message WHERE queue_table_id = %s", (qt.pk,)
+    ).fetchone()[0]
+    if count:
+        raise Conflict(
+            f"Queue table {qt.name} still holds {count} message(s); purge its queues first."
+        )
+    _refuse_if_referenced([q.pk for q in qt.queues.all()], what=f"queue table {qt.name}")
+    before = object_snapshot(qt)
+    for q in qt.queues.order_by("kind"):  # normal queues first: they point at exception queues
+        q.delete()
+    qt.delete()
+    _log(user, ChangeAction.DELETE, "queue_table_delete", None, before=before,
+         object_type="queues.queuetable", object_id=before["id"], object_repr=before["name"])
+
+
+def _refuse_if_referenced(queue_ids: list[int], *, what: str) -> None:
+    """Other apps' references (propagations, gateway jobs) register here as they are built."""
+    outside = Queue.objects.filter(exception_queue_id__in=queue_ids).exclude(pk__in=queue_ids)
+    first = outside.first()
+    if first is not None:
+        raise Conflict(f"Queue {first.name} uses a queue of {what} as its exception queue.")
+
+
+# --- queues --------------------------------------------------------------------------------------
+
+QUEUE_EDITABLE = (
+    "exception_queue", "max_retries", "retry_delay", "retention_time", "comment",
+    "enqueue_enabled", "dequeue_enabled",
+)
+
+
+def _check_exception_queue(queue: Queue) -> None:
+    exq = queue.exception_queue
+    if queue.kind == QueueKind.EXCEPTION:
+        if exq is not None:
+            raise DomainError("An exception queue has no exception queue.", field="exception_queue")
+        return
+    if exq is None:
+        queue.exception_queue = Queue.objects.get(
+            queue_table=queue.queue_table, kind=QueueKind.EXCEPTION,
+            name__iexact=exception_queue_name(queue.queue_table.name),
+        )
+        return
+    if exq.kind != QueueKind.EXCEPTION:
+        raise DomainError(f"{exq.name} is not an exception queue.", field="exception_queue")
+    if exq.queue_table_id != queue.queue_table_id:
+        raise DomainError(
+            "The exception queue must be in the same queue table.", field="exception_queue"
+        )
+
+
+@transaction.atomic
+def queue_create(
+    *,
+    user: User,
+    name: str,
+    queue_table: QueueTable,
+    kind: str = QueueKind.NORMAL,
+    exception_queue: Queue | None = None,
+    max_retries: int = 5,
+    retry_delay: float = 0,
+    retention_time: float = 0,
+    comment: str = "",
+    enqueue_enabled: bool = True,
+    dequeue_enabled: bool = True,
+) -> Queue:
+    """Create a queue in ``queue_table``. Normal queues send failed and expired messages to
+    ``exception_queue``, or to the queue table's default exception queue."""
+    _require(user, Capability.CONFIGURE)
+    if Queue.objects.filter(name__iexact=name).exists():
+        raise Conflict(f"A queue named {name} already exists.", field="name")
+    queue = Queue(
+        name=name, queue_table=queue_table, kind=kind, exception_queue=exception_queue,
+        max_retries=max_retries, retry_delay=retry_delay, retention_time=retention_time,
+        comment=comment, enqueue_enabled=enqueue_enabled and kind == QueueKind.NORMAL,
+        dequeue_enabled=dequeue_enabled,
+    )
+    queue.full_clean(exclude=["exception_queue"])
+    _check_exception_queue(queue)
+    queue.save()
+    _log(user, ChangeAction.CREATE, "queue_create", queue, after=object_snapshot(queue))
+    return queue
+
+
+@transaction.atomic
+def queue_update(*, user: User, queue: Queue, **changes: Any) -> Queue:
+    """Change a queue's retry, retention and exception settings, comment or enabled flags."""
+    _require(user, Capability.CONFIGURE)
+    q = Queue.objects.select_for_update().select_related("queue_table").get(pk=queue.pk)
+    for key in sorted(set(changes) - set(QUEUE_EDITABLE)):
+        current = getattr(q, key + "_id", None) if key == "queue_table" else getattr(q, key, None)
+        new = changes[key].pk if hasattr(changes[key], "pk") else changes[key]
+        if new != current:
+            raise DomainError(f"{key} cannot be changed after creation.", field=key)
+    before = object_snapshot(q)
+    for key in QUEUE_EDITABLE:
+        if key in changes:
+            setattr(q, key, changes[key])
+    if q.kind == QueueKind.EXCEPTION and q.enqueue_enabled:
+        raise DomainError("Exception queues cannot be enabled for enqueue.", field="enqueue_enabled")
+    q.full_clean(exclude=["exception_queue"])
+    _check_exception_queue(q)
+    q.save()
+    _log(user, ChangeAction.UPDATE, "queue_update", q, before, object_snapshot(q))
+    return q
+
+
+@transaction.atomic
+def queue_delete(*, user: User, queue: Queue) -> None:
+    """Drop a queue; refused while it holds messages or another queue sends exceptions to it."""
+    _require(user, Capability.CONFIGURE)
+    q = Queue.objects.select_for_update().get(pk=queue.pk)
+    count = raw_connection().execute(
+        "SELECT count(*) FROM aq_message WHERE queue_id = %s OR original_queue_id = %s",
+        (q.pk, q.pk),
+    ).fetchone()[0]
+    if count:
+        raise Conflict(
+            f"Queue {q.name} still holds or is the origin of {count} message(s); purge first."
+        )
+    users = Queue.objects.filter(exception_queue=q).exclude(pk=q.pk).first()
+    if users is not None:
+        raise Conflict(f"Queue {users.name} uses {q.name} as its exception queue.")
+    before = object_snapshot(q)
+    q.delete()
+    _log(user, ChangeAction.DELETE, "queue_delete", None, before=before,
+         object_type="queues.queue", object_id=before["id"], object_repr=before["name"])
+
+
+def _set_enabled(user: User, queue: Queue, verb: str, *, enqueue: bool | None,
+                 dequeue: bool | None) -> Queue:
+    _require(user, Capability.OPERATE)
+    q = Queue.objects.select_for_update().get(pk=queue.pk)
+    before = {"enqueue_enabled": q.enqueue_enabled, "dequeue_enabled": q.dequeue_enabled}
+    if enqueue is not None:
+        if enqueue and q.kind == QueueKind.EXCEPTION:
+            raise DomainError("Exception queues cannot be enabled for enqueue.", field="enqueue")
+        q.enqueue_enabled = enqueue
+    if dequeue is not None:
+        q.dequeue_enabled = dequeue
+    q.save(update_fields=["enqueue_enabled", "dequeue_enabled", "updated"])
+    after = {"enqueue_enabled": q.enqueue_enabled, "dequeue_enabled": q.dequeue_enabled}
+    _log(user, ChangeAction.ACTION, verb, q, before, after)
+    return q
+
+
+@transaction.atomic
+def queue_start(*, user: User, queue: Queue, enqueue: bool = True, dequeue: bool = True) -> Queue:
+    """DBMS_AQADM.START_QUEUE: enable enqueue and/or dequeue."""
+    return _set_enabled(user, queue, "queue_start", enqueue=True if enqueue else None,
+                        dequeue=True if dequeue else None)
+
+
+@transaction.atomic
+def queue_stop(*, user: User, queue: Queue, enqueue: bool = True, dequeue: bool = True) -> Queue:
+    """DBMS_AQADM.STOP_QUEUE: disable enqueue and/or dequeue; messages stay where they are."""
+    return _set_enabled(user, queue, "queue_stop", enqueue=False if enqueue else None,
+                        dequeue=False if dequeue else None)
+
+
+# --- subscribers, agents, privileges -------------------------------------------------------------
+
+
+@transaction.atomic
+def subscriber_add(*, user: User, queue: Queue, name: str, address: str = "") -> Subscriber:
+    """DBMS_AQADM.ADD_SUBSCRIBER: the subscriber receives messages enqueued from now on."""
+    _require(user, Capability.CONFIGURE)
+    if not queue.queue_table.multiple_consumers or queue.kind == QueueKind.EXCEPTION:
+        raise DomainError(
+            f"Queue {queue.name} is not a multi-consumer queue; it takes no subscribers.",
+            field="queue",
+        )
+    if queue.subscribers.filter(name__iexact=name).exists():
+        raise Conflict(f"{name} already subscribes to {queue.name}.", field="name")
+    sub = Subscriber(queue=queue, name=name, address=address)
+    sub.full_clean()
+    sub.save()
+    _log(user, ChangeAction.CREATE, "subscriber_add", sub, after=object_snapshot(sub))
+    return sub
+
+
+@transaction.atomic
+def subscriber_remove(*, user: User, subscriber: Subscriber) -> None:
+    """DBMS_AQADM.REMOVE_SUBSCRIBER: its pending copies are dropped, as in AQ."""
+    _require(user, Capability.CONFIGURE)
+    sub = Subscriber.objects.select_for_update().get(pk=subscriber.pk)
+    before = object_snapshot(sub)
+    raw_connection().execute(
+        """
+        WITH d AS (DELETE FROM aq_message_consumer WHERE subscriber_id = %s RETURNING message_id)
+        UPDATE aq_message m SET pending_consumers = m.pending_consumers - 1,
+               state = CASE WHEN m.pending_consumers = 1 AND m.state = 'READY'
+                            THEN 'PROCESSED' ELSE m.state END,
+               processed_at = CASE WHEN m.pending_consumers = 1 THEN now() END
+        FROM d WHERE m.id = d.message_id
+        """,
+        (sub.pk,),
+    )
+    sub.delete()
+    _log(user, ChangeAction.DELETE, "subscriber_remove", None, before=before,
+         object_type="queues.subscriber", object_id=before["id"], object_repr=before["name"])
+
+
+@transaction.atomic
+def agent_create(*, user: User, name: str, address: str = "", comment: str = "") -> Agent:
+    """DBMS_AQADM.CREATE_AQ_AGENT."""
+    _require(user, Capability.CONFIGURE)
+    if Agent.objects.filter(name__iexact=name).exists():
+        raise Conflict(f"An agent named {name} already exists.", field="name")
+    agent = Agent(name=name, address=address, comment=comment)
+    agent.full_clean()
+    agent.save()
+    _log(user, ChangeAction.CREATE, "agent_create", agent, after=object_snapshot(agent))
+    return agent
+
+
+@transaction.atomic
+def agent_delete(*, user: User, agent: Agent) -> None:
+    """DBMS_AQADM.DROP_AQ_AGENT; its user associations go with it."""
+    _require(user, Capability.CONFIGURE)
+    before = object_snapshot(agent)
+    agent.delete()
+    _log(user, ChangeAction.DELETE, "agent_delete", None, before=before,
+         object_type="queues.agent", object_id=before["id"], object_repr=before["name"])
+
+
+@transaction.atomic
+def agent_enable_db_access(*, user: User, agent: Agent, db_user: AbstractBaseUser) -> AgentUser:
+    """DBMS_AQADM.ENABLE_DB_ACCESS: ``db_user`` may act as ``agent``."""
+    _require(user, Capability.CONFIGURE)
+    link, created = AgentUser.objects.get_or_create(agent=agent, user=db_user)
+    if created:
+        _log(user, ChangeAction.CREATE, "agent_enable_db_access", link,
+             after={"agent": agent.name, "user": db_user.get_username()})
+    return link
+
+
+@transaction.atomic
+def agent_disable_db_access(*, user: User, agent: Agent, db_user: AbstractBaseUser) -> None:
+    """DBMS_AQADM.DISABLE_DB_ACCESS."""
+    _require(user, Capability.CONFIGURE)
+    deleted, _ = AgentUser.objects.filter(agent=agent, user=db_user).delete()
+    if not deleted:
+        raise DomainError(f"{db_user.get_username()} is not associated with {agent.name}.",
+                          field="user")
+    _log(user, ChangeAction.DELETE, "agent_disable_db_access", None,
+         before={"agent": agent.name, "user": db_user.get_username()},
+         object_type="queues.agentuser", object_repr=f"{agent.name} ↔ {db_user.get_username()}")
+
+
+@transaction.atomic
+def queue_privilege_grant(*, user: User, queue: Queue, grantee: AbstractBaseUser,
+                          privilege: str) -> QueuePrivilege:
+    """DBMS_AQADM.GRANT_QUEUE_PRIVILEGE (ENQUEUE, DEQUEUE or ALL)."""
+    _require(user, Capability.CONFIGURE)
+    if privilege not in Privilege.values:
+        raise DomainError(f"Unknown privilege {privilege!r}.", field="privilege")
+    grant, created = QueuePrivilege.objects.get_or_create(
+        queue=queue, user=grantee, privilege=privilege
+    )
+    if created:
+        _log(user, ChangeAction.CREATE, "queue_privilege_grant", grant,
+             after={"queue": queue.name, "user": grantee.get_username(), "privilege": privilege})
+    return grant
+
+
+@transaction.atomic
+def queue_privilege_revoke(*, user: User, grant: QueuePrivilege) -> None:
+    """DBMS_AQADM.REVOKE_QUEUE_PRIVILEGE."""
+    _require(user, Capability.CONFIGURE)
+    before = {"queue": grant.queue.name, "user": grant.user.get_username(),
+              "privilege": grant.privilege}
+    grant.delete()
+    _log(user, ChangeAction.DELETE, "queue_privilege_revoke", None, before=before,
+         object_type="queues.queueprivilege", object_repr=str(before))
+
+
+def _check_secure(user: User, queue: Queue, privilege: str, agent_name: str | None) -> None:
+    """Secure queue tables: the owner may do anything; anyone else must be a secure queue user
+    (associated with an agent), hold the privilege on the queue, and act as one of its agents."""
+    qt = queue.queue_table
+    if not qt.secure or user is None or user.is_superuser or qt.owner_id == user.pk:
+        return
+    agents = set(
+        AgentUser.objects.filter(user_id=user.pk).values_list("agent__name", flat=True)
+    )
+    if not agents:
+        raise Forbidden(
+            f"{_username(user)} is not a secure queue user: no AQ agent is associated with it."
+        )
+    if agent_name and agent_name.upper() not in {a.upper() for a in agents}:
+        field = "sender" if privilege == Privilege.ENQUEUE else "consumer_name"
+        raise Forbidden(f"{_username(user)} may not act as agent {agent_name}.", field=field)
+    if not QueuePrivilege.objects.filter(
+        queue=queue, user_id=user.pk, privilege__in=[privilege, Privilege.ALL]
+    ).exists():
+        raise Forbidden(f"{_username(user)} has no {privilege} privilege on queue {queue.name}.")
+
+
+# --- messages ------------------------------------------------------------------------------------
+
+
+def _queue_for_message_op(queue: Queue | int | str) -> Queue:
+    if isinstance(queue, Queue):
+        return Queue.objects.select_related("queue_table").get(pk=queue.pk)
+    lookup = {"pk": queue} if isinstance(queue, int) else {"name__iexact": queue}
+    try:
+        return Queue.objects.select_related("queue_table").get(**lookup)
+    except Queue.DoesNotExist as exc:
+        raise engine.QueueNotFound(f"Queue {queue!r} does not exist.", field="queue") from exc
+
+
+def message_enqueue(
+    *,
+    user: User,
+    queue: Queue | int | str,
+    messages: Sequence[engine.NewMessage],
+    visibility: str = Visibility.ON_COMMIT,
+) -> list[int]:
+    """Enqueue ``messages`` in one transaction. ON_COMMIT joins the caller's transaction (they
+    appear when it commits); IMMEDIATE commits them at once on a connection of their own, like
+    AQ's autonomous enqueue."""
+    _require(user, Capability.OPERATE)
+    q = _queue_for_message_op(queue)
+    for msg in messages:
+        _check_secure(user, q, Privilege.ENQUEUE, msg.sender or None)
+    if not messages:
+        _check_secure(user, q, Privilege.ENQUEUE, None)
+    if visibility == Visibility.IMMEDIATE:
+        with psycopg.connect(conninfo()) as own:
+            info = engine.queue_info(own, q.pk)
+            ids = engine.enqueue(own, info, messages, user=_username(user))
+            own.commit()
+            return ids
+    if visibility != Visibility.ON_COMMIT:
+        raise DomainError(f"Unknown visibility {visibility!r}.", field="visibility")
+    with transaction.atomic():
+        conn = raw_connection()
+        return engine.enqueue(conn, engine.queue_info(conn, q.pk), messages, user=_username(user))
+
+
+@dataclass
+class DequeueRequest:
+    mode: str = engine.REMOVE
+    navigation: str = engine.FIRST_MESSAGE
+    consumer_name: str | None = None
+    correlation: str | None = None
+    msgid: int | None = None
+    batch: int = 1
+    wait: float = 0.0
+    cursor: str | None = None
+    lease_seconds: float = engine.DEFAULT_LEASE_S
+
+
+def message_dequeue(
+    *, user: User, queue: Queue | int | str, request: DequeueRequest
+) -> list[engine.DequeuedMessage]:
+    """Dequeue (REMOVE, LOCKED or BROWSE) as ``request`` says; see :func:`queues.engine.dequeue`.
+    BROWSE needs only the VIEW capability."""
+    _require(user, Capability.VIEW if request.mode == engine.BROWSE else Capability.OPERATE)
+    q = _queue_for_message_op(queue)
+    _check_secure(user, q, Privilege.DEQUEUE, request.consumer_name)
+    after = engine.Position.parse(request.cursor) if request.cursor else None
+    listener = engine.thread_listener(conninfo()) if request.wait > 0 else None
+    with transaction.atomic():
+        conn = raw_connection()
+        return engine.dequeue(
+            conn, engine.queue_info(conn, q.pk), mode=request.mode,
+            navigation=request.navigation, consumer=request.consumer_name,
+            correlation=request.correlation, msgid=request.msgid, batch=request.batch,
+            wait=request.wait, after=after, lease_seconds=request.lease_seconds,
+            listener=listener,
+        )
+
+
+@transaction.atomic
+def message_ack(*, user: User, queue: Queue | int | str, msgid: int, lock_token: str,
+                consumer_name: str | None = None) -> engine.DequeuedMessage:
+    """Finish a LOCKED dequeue: the message is consumed."""
+    _require(user, Capability.OPERATE)
+    q = _queue_for_message_op(queue)
+    _check_secure(user, q, Privilege.DEQUEUE, consumer_name)
+    return engine.ack(raw_connection(), _info(q), msgid, lock_token, consumer=consumer_name)
+
+
+@transaction.atomic
+def message_release(*, user: User, queue: Queue | int | str, msgid: int, lock_token: str,
+                    consumer_name: str | None = None, failed: bool = True) -> None:
+    """Give back a LOCKED message; a failure counts an attempt (retry delay, exception queue)."""
+    _require(user, Capability.OPERATE)
+    q = _queue_for_message_op(queue)
+    _check_secure(user, q, Privilege.DEQUEUE, consumer_name)
+    engine.release(raw_connection(), _info(q), msgid, lock_token, consumer=consumer_name,
+                   failed=failed)
+
+
+def message_process(*, user: User, queue: Queue | int | str, handler: Any,
+                    request: DequeueRequest | None = None) -> engine.DequeuedMessage | None:
+    """Dequeue one message in REMOVE mode and run ``handler(message)`` in the same transaction.
+    If the handler raises, the dequeue rolls back and the attempt is counted in a transaction of
+    its own (AQ's rolled-back dequeue), then the error propagates."""
+    req = request or DequeueRequest()
+    try:
+        with transaction.atomic():
+            got = message_dequeue(user=user, queue=queue, request=req)
+            if not got:
+                return None
+            handler(got[0])
+            return got[0]
+    except Exception:
+        if "got" in locals() and got:
+            with transaction.atomic():
+                conn = raw_connection()
+                if req.consumer_name:
+                    _fail_consumer(conn, got[0].id, queue, req.consumer_name)
+                else:
+                    engine.fail_attempts(conn, [got[0].id])
+        raise
+
+
+def _fail_consumer(conn: psycopg.Connection, msgid: int, queue: Queue | int | str,
+                   consumer: str) -> None:
+    info = engine.queue_info(conn, _queue_for_message_op(queue).pk)
+    sub = engine.subscriber_id(conn, info, consumer)
+    # The rolled-back dequeue put the consumer row back; count the attempt on it.
+    row = conn.execute(
+        "SELECT id FROM aq_message_consumer WHERE message_id = %s AND subscriber_id = %s",
+        (msgid, sub),
+    ).fetchone()
+    if row:
+        engine.fail_consumer_attempts(conn, [row[0]])
+
+
+@transaction.atomic
+def queue_purge(*, user: User, queue: Queue, condition: engine.PurgeCondition) -> int:
+    """DBMS_AQADM.PURGE_QUEUE_TABLE for one queue: remove the messages matching ``condition``."""
+    _require(user, Capability.OPERATE)
+    removed = engine.purge(raw_connection(), _info(queue), condition)
+    _log(user, ChangeAction.ACTION, "queue_purge", queue,
+         before={"condition": _purge_repr(condition)}, after={"removed": removed})
+    return removed
+
+
+def _purge_repr(c: engine.PurgeCondition) -> dict[str, Any]:
+    return {
+        "states": list(c.states), "correlation": c.correlation,
+        "ids": list(c.ids) if c.ids is not None else None,
+        "enqueued_before": c.enqueued_before.isoformat() if c.enqueued_before else None,
+        "priority": c.priority, "all": c.is_all(),
+    }
+
+
+REPLAY_CHUNK = 500
+
+
+def exception_queue_replay(*, user: User, queue: Queue, ids: Sequence[int] | None = None) -> int:
+    """Move messages of an exception queue back to their original queues, marked replayed.
+    Selected ids move in one transaction; "all" moves in chunks of 500, each its own
+    transaction, so a huge replay never holds one long transaction and each message moves
+    exactly once."""
+    _require(user, Capability.OPERATE)
+    if ids is not None:
+        with transaction.atomic():
+            moved = engine.replay(raw_connection(), _info(queue), ids)
+            _log(user, ChangeAction.ACTION, "exception_queue_replay", queue,
+                 before={"ids": list(ids)}, after={"replayed": len(moved)})
+            return len(moved)
+    total = 0
+    while True:
+        with transaction.atomic():
+            conn = raw_connection()
+            chunk = [r[0] for r in conn.execute(
+                "SELECT id FROM aq_message WHERE queue_id = %s AND state = 'EXPIRED' "
+                "AND original_queue_id IS NOT NULL ORDER BY id LIMIT %s",
+                (queue.pk, REPLAY_CHUNK),
+            ).fetchall()]
+            if not chunk:
+                break
+            total += len(engine.replay(conn, _info(queue), chunk))
+    with transaction.atomic():
+        _log(user, ChangeAction.ACTION, "exception_queue_replay", queue,
+             before={"ids": "all"}, after={"replayed": total})
+    return total
+
+
+@transaction.atomic
+def queue_monitor_run() -> engine.MonitorReport:
+    """One pass of the queue monitor (delays, expirations, leases, retention)."""
+    return engine.monitor_run(raw_connection())

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class RulesConfig(AppConfig):
+    """Condition language, rule sets and generators: built in the rules-engine issue."""
+
+    name = "rules"
+    verbose_name = "Rules"

@@ -1,0 +1,47 @@
+"""Shared fixtures. Tests run against a real PostgreSQL (DATABASE_URL) and a real broker."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Group, User
+
+from core.choices import Role
+
+
+def _user(username: str, role: str | None, *, superuser: bool = False) -> User:
+    user = User.objects.create_user(username=username, password="pw-" + username)
+    if superuser:
+        user.is_superuser = user.is_staff = True
+        user.save()
+    if role:
+        user.groups.add(Group.objects.get(name=role))
+    return user
+
+
+@pytest.fixture
+def admin_user(db) -> User:
+    return _user("alice", Role.ADMINISTRATOR)
+
+
+@pytest.fixture
+def operator_user(db) -> User:
+    return _user("oscar", Role.OPERATOR)
+
+
+@pytest.fixture
+def monitor_user(db) -> User:
+    return _user("mona", Role.MONITOR)
+
+
+@pytest.fixture
+def queue_table(admin_user):
+    from queues import services
+
+    return services.queue_table_create(user=admin_user, name="QT_ORDERS", sort_order="enq_time")
+
+
+@pytest.fixture
+def queue(admin_user, queue_table):
+    from queues import services
+
+    return services.queue_create(user=admin_user, name="ORDERS", queue_table=queue_table)
