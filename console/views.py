@@ -1,10 +1,16 @@
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from core.choices import Capability
+from core.generic import require
+from queues import selectors as queue_selectors
+
 
 def dashboard(request: HttpRequest) -> HttpResponse:
-    return render(request, "console/dashboard.html")
+    require(request, Capability.VIEW)
+    return render(request, "console/dashboard.html", {"counts": queue_selectors.overview()})
 
 
 def not_built(request: HttpRequest, *, area: str, issue: int) -> HttpResponse:
+    require(request, Capability.VIEW)
     return render(request, "console/not_built.html", {"area": area, "issue": issue})

@@ -26,3 +26,8 @@ class ChangeLogEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.time:%Y-%m-%d %H:%M:%S} {self.username} {self.verb} {self.object_repr}"
+
+    def get_absolute_url(self) -> str:
+        from django.urls import reverse
+
+        return reverse("core:changelog_detail", args=[self.pk])

@@ -1,12 +1,12 @@
 """Writes of the core app: the change log."""
 
+import json
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.forms.models import model_to_dict
-import json
 
 from core.choices import ChangeAction
 from core.models import ChangeLogEntry

@@ -153,6 +153,10 @@ class DequeuedMessage:
     original_queue_id: int | None = None
     exception_reason: str = ""
 
+    @property
+    def payload_pretty(self) -> str:
+        return json.dumps(self.payload, indent=2, sort_keys=True)
+
 
 def channel_name(queue_id: int) -> str:
     return f"aq_q{queue_id}"
@@ -288,7 +292,7 @@ def validate_message(queue: QueueInfo, msg: NewMessage, *, position: int | None 
 
 # --- enqueue -------------------------------------------------------------------------------------
 
-_ENQUEUE_SQL = """
+_ENQUEUE_SQL = f"""
 WITH q AS (
     SELECT id, queue_table_id FROM queues_queue
     WHERE id = %(qid)s AND enqueue_enabled AND kind = 'NORMAL_QUEUE'
@@ -326,11 +330,11 @@ cons AS (
 ),
 stat AS (
     INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
-    SELECT %(qid)s, pg_backend_pid() %% {shards}, count(*), 0 FROM ins HAVING count(*) > 0
+    SELECT %(qid)s, pg_backend_pid() %% {STAT_SHARDS}, count(*), 0 FROM ins HAVING count(*) > 0
     ON CONFLICT (queue_id, shard) DO UPDATE SET enqueued = aq_queue_stat.enqueued + EXCLUDED.enqueued
 )
 SELECT array_agg(id ORDER BY id), pg_notify(%(channel)s, '') FROM ins
-""".format(shards=STAT_SHARDS)
+"""
 
 
 def enqueue(

@@ -1,5 +1,7 @@
 """Queue topology (written by services) and message storage (written only by the queue engine)."""
 
+import json
+
 from django.conf import settings
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
@@ -141,6 +143,7 @@ class QueuePrivilege(models.Model):
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        ordering = ["queue__name", "user__username", "privilege"]
         constraints = [
             models.UniqueConstraint(
                 fields=["queue", "user", "privilege"], name="queue_privilege_unique"
@@ -246,6 +249,10 @@ class Message(models.Model):
     def __str__(self) -> str:
         return f"message {self.pk} on {self.queue_id}"
 
+    @property
+    def payload_pretty(self) -> str:
+        return json.dumps(self.payload, indent=2, sort_keys=True)
+
 
 class MessageConsumer(models.Model):
     """One subscriber's pending copy of a message in a multi-consumer queue."""
@@ -280,3 +287,65 @@ class QueueStat(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["queue", "shard"], name="aq_queue_stat_unique")
         ]
+
+
+# --- Oracle-named status views (created by migration 0002; read-only) ----------------------------
+
+
+class DbaQueueTable(models.Model):
+    queue_table_id = models.BigIntegerField(primary_key=True)
+    owner = models.CharField(max_length=150)
+    queue_table = models.CharField(max_length=128)
+    type = models.CharField(max_length=16)
+    object_type = models.CharField(max_length=128)
+    sort_order = models.CharField(max_length=32)
+    recipients = models.CharField(max_length=8)
+    message_grouping = models.CharField(max_length=16)
+    compatible = models.CharField(max_length=16)
+    primary_instance = models.IntegerField()
+    secondary_instance = models.IntegerField()
+    owner_instance = models.IntegerField()
+    user_comment = models.TextField()
+    secure = models.CharField(max_length=3)
+
+    class Meta:
+        managed = False
+        db_table = "dba_queue_tables"
+        ordering = ["queue_table"]
+
+
+class DbaQueue(models.Model):
+    qid = models.BigIntegerField(primary_key=True)
+    owner = models.CharField(max_length=150)
+    name = models.CharField(max_length=128)
+    queue_table = models.CharField(max_length=128)
+    queue_type = models.CharField(max_length=16)
+    max_retries = models.IntegerField()
+    retry_delay = models.FloatField()
+    enqueue_enabled = models.CharField(max_length=8)
+    dequeue_enabled = models.CharField(max_length=8)
+    retention = models.CharField(max_length=40)
+    user_comment = models.TextField()
+    network_name = models.CharField(max_length=128)
+    sharded = models.CharField(max_length=8)
+    queue_category = models.CharField(max_length=40)
+    recipients = models.CharField(max_length=8)
+
+    class Meta:
+        managed = False
+        db_table = "dba_queues"
+        ordering = ["name"]
+
+
+class DbaAqAgentPriv(models.Model):
+    agent_user_id = models.BigIntegerField(primary_key=True)
+    agent_id = models.BigIntegerField()
+    agent_name = models.CharField(max_length=128)
+    db_username = models.CharField(max_length=150)
+    http_enabled = models.CharField(max_length=3)
+    smtp_enabled = models.CharField(max_length=3)
+
+    class Meta:
+        managed = False
+        db_table = "dba_aq_agent_privs"
+        ordering = ["agent_name", "db_username"]

@@ -1,0 +1,75 @@
+"""One FilterSet per list, used by the page and the API viewset alike."""
+
+import django_filters
+from django.db.models import Q, QuerySet
+
+from queues.choices import MessageKind, MessageState, QueueKind, SortOrder
+from queues.models import Agent, Message, Queue, QueuePrivilege, QueueTable, Subscriber
+
+
+class SearchFilterSet(django_filters.FilterSet):
+    q = django_filters.CharFilter(method="search", label="Search")
+    search_fields: tuple[str, ...] = ("name",)
+
+    def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        cond = Q()
+        for f in self.search_fields:
+            cond |= Q(**{f"{f}__icontains": value})
+        return queryset.filter(cond)
+
+
+class QueueTableFilterSet(SearchFilterSet):
+    search_fields = ("name", "comment")
+    sort_order = django_filters.ChoiceFilter(choices=SortOrder.choices)
+
+    class Meta:
+        model = QueueTable
+        fields = ["q", "sort_order", "multiple_consumers", "secure"]
+
+
+class QueueFilterSet(SearchFilterSet):
+    search_fields = ("name", "comment", "queue_table__name")
+    kind = django_filters.ChoiceFilter(choices=QueueKind.choices)
+    queue_table = django_filters.ModelChoiceFilter(queryset=QueueTable.objects.all())
+    multiple_consumers = django_filters.BooleanFilter(field_name="queue_table__multiple_consumers")
+
+    class Meta:
+        model = Queue
+        fields = ["q", "queue_table", "kind", "enqueue_enabled", "dequeue_enabled",
+                  "multiple_consumers"]
+
+
+class MessageFilterSet(django_filters.FilterSet):
+    state = django_filters.ChoiceFilter(choices=MessageState.choices)
+    kind = django_filters.ChoiceFilter(choices=MessageKind.choices)
+    correlation = django_filters.CharFilter(lookup_expr="icontains")
+    priority = django_filters.NumberFilter()
+    queue = django_filters.ModelChoiceFilter(queryset=Queue.objects.all())
+    replayed = django_filters.BooleanFilter()
+
+    class Meta:
+        model = Message
+        fields = ["queue", "state", "kind", "correlation", "priority", "replayed"]
+
+
+class SubscriberFilterSet(SearchFilterSet):
+    queue = django_filters.ModelChoiceFilter(queryset=Queue.objects.all())
+
+    class Meta:
+        model = Subscriber
+        fields = ["q", "queue"]
+
+
+class AgentFilterSet(SearchFilterSet):
+    class Meta:
+        model = Agent
+        fields = ["q"]
+
+
+class QueuePrivilegeFilterSet(django_filters.FilterSet):
+    queue = django_filters.ModelChoiceFilter(queryset=Queue.objects.all())
+    username = django_filters.CharFilter(field_name="user__username", lookup_expr="iexact")
+
+    class Meta:
+        model = QueuePrivilege
+        fields = ["queue", "username", "privilege"]

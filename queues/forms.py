@@ -1,0 +1,163 @@
+"""Forms validate the shape of page input; the services decide and write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth import get_user_model
+
+from queues.choices import DequeueMode, MessageKind, MessageState, Navigation, Privilege, Visibility
+from queues.models import Agent, Queue, QueueTable
+
+
+class QueueTableCreateForm(forms.ModelForm):
+    payload_schema = forms.JSONField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6, "class": "font-monospace"}),
+        help_text="JSON Schema for typed payloads; leave empty for payload type ANY.",
+    )
+
+    class Meta:
+        model = QueueTable
+        fields = ["name", "sort_order", "multiple_consumers", "secure", "payload_type",
+                  "payload_schema", "comment"]
+        widgets = {"comment": forms.Textarea(attrs={"rows": 2})}
+
+
+class QueueTableEditForm(forms.ModelForm):
+    payload_schema = forms.JSONField(
+        required=False, widget=forms.Textarea(attrs={"rows": 6, "class": "font-monospace"})
+    )
+
+    class Meta:
+        model = QueueTable
+        fields = ["comment", "payload_schema"]
+        widgets = {"comment": forms.Textarea(attrs={"rows": 2})}
+
+
+class QueueCreateForm(forms.ModelForm):
+    class Meta:
+        model = Queue
+        fields = ["name", "queue_table", "kind", "exception_queue", "max_retries", "retry_delay",
+                  "retention_time", "enqueue_enabled", "dequeue_enabled", "comment"]
+        widgets = {"comment": forms.Textarea(attrs={"rows": 2})}
+        help_texts = {
+            "retry_delay": "Seconds before a failed message is retried.",
+            "retention_time": "Seconds a processed message is kept.",
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["exception_queue"].queryset = Queue.objects.filter(kind="EXCEPTION_QUEUE")
+
+    def _post_clean(self) -> None:
+        # The service validates the exception queue against the queue table; skip the model's
+        # own full_clean here so errors are reported once, by the service.
+        self.instance.name = self.cleaned_data.get("name", "")
+
+
+class QueueEditForm(forms.ModelForm):
+    class Meta:
+        model = Queue
+        fields = ["exception_queue", "max_retries", "retry_delay", "retention_time", "comment"]
+        widgets = {"comment": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["exception_queue"].queryset = Queue.objects.filter(
+            kind="EXCEPTION_QUEUE", queue_table=self.instance.queue_table_id
+        )
+
+
+class EnqueueForm(forms.Form):
+    payload = forms.JSONField(widget=forms.Textarea(attrs={"rows": 6, "class": "font-monospace"}))
+    kind = forms.ChoiceField(choices=MessageKind.choices, initial=MessageKind.USER)
+    type_name = forms.CharField(required=False, max_length=128)
+    priority = forms.IntegerField(initial=1)
+    delay = forms.FloatField(initial=0, min_value=0, help_text="Seconds (WAITING until due).")
+    expiration = forms.FloatField(required=False, min_value=0, help_text="Seconds once READY.")
+    correlation = forms.CharField(required=False, max_length=128)
+    sender = forms.CharField(required=False, max_length=128)
+    recipients = forms.CharField(
+        required=False, help_text="Comma-separated subscriber names (multi-consumer queues)."
+    )
+    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.ON_COMMIT)
+
+    def clean_recipients(self) -> list[str] | None:
+        raw = self.cleaned_data.get("recipients") or ""
+        names = [n.strip() for n in raw.split(",") if n.strip()]
+        return names or None
+
+
+class DequeueForm(forms.Form):
+    mode = forms.ChoiceField(choices=DequeueMode.choices, initial=DequeueMode.REMOVE)
+    navigation = forms.ChoiceField(choices=Navigation.choices, initial=Navigation.FIRST_MESSAGE)
+    consumer_name = forms.CharField(required=False, max_length=128)
+    correlation = forms.CharField(required=False, max_length=128)
+    batch = forms.IntegerField(initial=1, min_value=1, max_value=1000)
+    wait = forms.FloatField(initial=0, min_value=0, max_value=30)
+
+
+class PurgeForm(forms.Form):
+    states = forms.MultipleChoiceField(
+        choices=MessageState.choices, required=False, widget=forms.CheckboxSelectMultiple
+    )
+    correlation = forms.CharField(required=False, max_length=128, help_text="% and _ wildcards.")
+    ids = forms.CharField(required=False, help_text="Comma-separated message ids.")
+    confirm = forms.CharField(help_text="Type the queue's name to confirm.")
+
+    def __init__(self, *args: Any, queue: Queue, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.queue = queue
+
+    def clean_ids(self) -> list[int] | None:
+        return parse_ids(self.cleaned_data.get("ids") or "", field="ids")
+
+    def clean_confirm(self) -> str:
+        value = self.cleaned_data["confirm"]
+        if value.strip().upper() != self.queue.name.upper():
+            raise forms.ValidationError(f"Type {self.queue.name} to confirm the purge.")
+        return value
+
+
+class ReplayForm(forms.Form):
+    ids = forms.CharField(required=False, help_text="Comma-separated ids; empty replays all.")
+
+    def clean_ids(self) -> list[int] | None:
+        return parse_ids(self.cleaned_data.get("ids") or "", field="ids")
+
+
+def parse_ids(raw: str, *, field: str) -> list[int] | None:
+    parts = [p.strip() for p in raw.replace(" ", ",").split(",") if p.strip()]
+    if not parts:
+        return None
+    out = []
+    for i, p in enumerate(parts):
+        if not p.isdigit():
+            raise forms.ValidationError(f"Item {i + 1} ({p!r}) is not a message id.")
+        out.append(int(p))
+    return out
+
+
+class SubscriberForm(forms.Form):
+    name = forms.CharField(max_length=128)
+    address = forms.CharField(max_length=256, required=False)
+
+
+class AgentForm(forms.ModelForm):
+    class Meta:
+        model = Agent
+        fields = ["name", "address", "comment"]
+        widgets = {"comment": forms.Textarea(attrs={"rows": 2})}
+
+
+class AgentAccessForm(forms.Form):
+    agent = forms.ModelChoiceField(queryset=Agent.objects.all())
+    user = forms.ModelChoiceField(queryset=get_user_model().objects.order_by("username"))
+
+
+class PrivilegeForm(forms.Form):
+    queue = forms.ModelChoiceField(queryset=Queue.objects.filter(kind="NORMAL_QUEUE"))
+    user = forms.ModelChoiceField(queryset=get_user_model().objects.order_by("username"))
+    privilege = forms.ChoiceField(choices=Privilege.choices)

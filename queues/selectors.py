@@ -1,0 +1,122 @@
+"""Reads of the queues app: one queryset per list, shared by the pages and the API."""
+
+from __future__ import annotations
+
+from django.db.models import (
+    Count,
+    IntegerField,
+    Min,
+    OuterRef,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+)
+from django.db.models.functions import Coalesce
+
+from queues.choices import MessageState
+from queues.models import (
+    Agent,
+    AgentUser,
+    DbaAqAgentPriv,
+    DbaQueue,
+    DbaQueueTable,
+    Message,
+    Queue,
+    QueuePrivilege,
+    QueueStat,
+    QueueTable,
+    Subscriber,
+)
+
+
+def _per_queue(qs: QuerySet, expr) -> Subquery:  # type: ignore[no-untyped-def]
+    return Subquery(qs.order_by().values("queue").annotate(v=expr).values("v")[:1])
+
+
+def queue_list() -> QuerySet[Queue]:
+    """Queues with their queue table, depth per state, oldest ready message and counters, all in
+    one query so a list page costs the same whatever its size."""
+    msgs = Message.objects.filter(queue=OuterRef("pk"))
+    annotations = {
+        f"depth_{state.lower()}": Coalesce(
+            _per_queue(msgs.filter(state=state), Count("id")), Value(0),
+            output_field=IntegerField(),
+        )
+        for state in MessageState.values
+    }
+    stats = QueueStat.objects.filter(queue=OuterRef("pk"))
+    return (
+        Queue.objects.select_related("queue_table", "exception_queue")
+        .annotate(**annotations)
+        .annotate(
+            oldest_ready=_per_queue(msgs.filter(state=MessageState.READY), Min("enq_time")),
+            enqueued=Coalesce(_per_queue(stats, Sum("enqueued")), Value(0)),
+            dequeued=Coalesce(_per_queue(stats, Sum("dequeued")), Value(0)),
+        )
+    )
+
+
+def queue_get(pk_or_name: int | str) -> Queue:
+    """One queue by id or name (case-insensitive), with the list's annotations."""
+    qs = queue_list()
+    if isinstance(pk_or_name, int) or str(pk_or_name).isdigit():
+        return qs.get(pk=int(pk_or_name))
+    return qs.get(name__iexact=pk_or_name)
+
+
+def queue_table_list() -> QuerySet[QueueTable]:
+    # GROUP BY queries drop Meta.ordering, so order explicitly for stable paging.
+    return (
+        QueueTable.objects.select_related("owner")
+        .annotate(queue_count=Count("queues", distinct=True))
+        .order_by("name")
+    )
+
+
+def message_list(*, queue: Queue | None = None) -> QuerySet[Message]:
+    qs = Message.objects.select_related("original_queue")
+    return qs.filter(queue=queue) if queue is not None else qs
+
+
+def subscriber_list() -> QuerySet[Subscriber]:
+    return Subscriber.objects.select_related("queue")
+
+
+def agent_list() -> QuerySet[Agent]:
+    return Agent.objects.prefetch_related("users")
+
+
+def agent_user_list() -> QuerySet[AgentUser]:
+    return AgentUser.objects.select_related("agent", "user")
+
+
+def queue_privilege_list() -> QuerySet[QueuePrivilege]:
+    return QueuePrivilege.objects.select_related("queue", "user")
+
+
+def dba_queue_tables() -> QuerySet[DbaQueueTable]:
+    return DbaQueueTable.objects.all()
+
+
+def dba_queues() -> QuerySet[DbaQueue]:
+    return DbaQueue.objects.all()
+
+
+def dba_aq_agent_privs() -> QuerySet[DbaAqAgentPriv]:
+    return DbaAqAgentPriv.objects.all()
+
+
+def overview() -> dict[str, int]:
+    """Counts for the dashboard."""
+    by_state = dict(
+        Message.objects.order_by().values_list("state").annotate(n=Count("id")).values_list(
+            "state", "n"
+        )
+    )
+    return {
+        "queue_tables": QueueTable.objects.count(),
+        "queues": Queue.objects.count(),
+        "ready": by_state.get(MessageState.READY, 0),
+        "expired": by_state.get(MessageState.EXPIRED, 0),
+    }

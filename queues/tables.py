@@ -1,0 +1,115 @@
+import django_tables2 as tables
+from django.utils import timezone
+from django.utils.html import format_html
+
+from queues.models import (
+    Agent,
+    DbaAqAgentPriv,
+    DbaQueue,
+    DbaQueueTable,
+    Message,
+    Queue,
+    QueuePrivilege,
+    QueueTable,
+)
+
+ATTRS = {"class": "table table-sm table-hover align-middle"}
+
+
+class QueueTableTable(tables.Table):
+    name = tables.Column(linkify=True)
+    queue_count = tables.Column(verbose_name="Queues")
+    owner = tables.Column()
+
+    class Meta:
+        model = QueueTable
+        fields = ("name", "sort_order", "multiple_consumers", "secure", "payload_type",
+                  "queue_count", "owner", "comment")
+        attrs = ATTRS
+
+
+class QueueListTable(tables.Table):
+    name = tables.Column(linkify=True)
+    queue_table = tables.Column(linkify=True)
+    kind = tables.Column(verbose_name="Type")
+    depth_ready = tables.Column(verbose_name="Ready")
+    depth_waiting = tables.Column(verbose_name="Waiting")
+    depth_processed = tables.Column(verbose_name="Processed")
+    depth_expired = tables.Column(verbose_name="Expired")
+    oldest_ready = tables.Column(verbose_name="Oldest ready")
+    enqueued = tables.Column(verbose_name="Enqueued")
+    dequeued = tables.Column(verbose_name="Dequeued")
+    enqueue_enabled = tables.BooleanColumn(verbose_name="Enq")
+    dequeue_enabled = tables.BooleanColumn(verbose_name="Deq")
+
+    class Meta:
+        model = Queue
+        fields = ("name", "queue_table", "kind", "depth_ready", "depth_waiting",
+                  "depth_processed", "depth_expired", "oldest_ready", "enqueued", "dequeued",
+                  "enqueue_enabled", "dequeue_enabled")
+        attrs = ATTRS
+
+    def render_oldest_ready(self, value):  # type: ignore[no-untyped-def]
+        age = timezone.now() - value
+        return format_html('<span title="{}">{} s</span>', value.isoformat(),
+                           int(age.total_seconds()))
+
+    def render_kind(self, value, record):  # type: ignore[no-untyped-def]
+        return "exception" if record.kind == "EXCEPTION_QUEUE" else "normal"
+
+
+class MessageTable(tables.Table):
+    id = tables.Column(linkify=False)
+    payload = tables.TemplateColumn(
+        template_name="queues/_payload_cell.html", orderable=False
+    )
+
+    class Meta:
+        model = Message
+        fields = ("id", "state", "priority", "kind", "type_name", "correlation", "sender",
+                  "enq_time", "attempts", "exception_reason", "replayed", "payload")
+        attrs = ATTRS
+
+
+class AgentTable(tables.Table):
+    name = tables.Column()
+    users = tables.ManyToManyColumn(verbose_name="Users", transform=lambda u: u.username)
+    actions = tables.TemplateColumn(template_name="queues/_agent_actions.html", orderable=False,
+                                    verbose_name="")
+
+    class Meta:
+        model = Agent
+        fields = ("name", "address", "users", "comment")
+        attrs = ATTRS
+
+
+class QueuePrivilegeTable(tables.Table):
+    queue = tables.Column(linkify=True)
+    user = tables.Column()
+    actions = tables.TemplateColumn(template_name="queues/_privilege_actions.html",
+                                    orderable=False, verbose_name="")
+
+    class Meta:
+        model = QueuePrivilege
+        fields = ("queue", "user", "privilege", "created")
+        attrs = ATTRS
+
+
+class DbaQueueTablesTable(tables.Table):
+    class Meta:
+        model = DbaQueueTable
+        exclude = ("queue_table_id",)
+        attrs = ATTRS
+
+
+class DbaQueuesTable(tables.Table):
+    class Meta:
+        model = DbaQueue
+        attrs = ATTRS
+
+
+class DbaAqAgentPrivsTable(tables.Table):
+    class Meta:
+        model = DbaAqAgentPriv
+        exclude = ("agent_user_id", "agent_id")
+        attrs = ATTRS

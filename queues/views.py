@@ -1,0 +1,385 @@
+"""Pages of the queues app. Thin: validate the form, call one service, render."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django_tables2 import RequestConfig
+
+from core.choices import Capability
+from core.generic import ObjectListView, require, run_action, run_service
+from queues import engine, selectors, services
+from queues.filtersets import (
+    AgentFilterSet,
+    MessageFilterSet,
+    QueueFilterSet,
+    QueuePrivilegeFilterSet,
+    QueueTableFilterSet,
+)
+from queues.forms import (
+    AgentAccessForm,
+    AgentForm,
+    DequeueForm,
+    EnqueueForm,
+    PrivilegeForm,
+    PurgeForm,
+    QueueCreateForm,
+    QueueEditForm,
+    QueueTableCreateForm,
+    QueueTableEditForm,
+    ReplayForm,
+    SubscriberForm,
+)
+from queues.models import Agent, Queue, QueuePrivilege, QueueTable, Subscriber
+from queues.tables import (
+    AgentTable,
+    DbaAqAgentPrivsTable,
+    DbaQueuesTable,
+    DbaQueueTablesTable,
+    MessageTable,
+    QueueListTable,
+    QueuePrivilegeTable,
+    QueueTableTable,
+)
+
+# --- lists ---------------------------------------------------------------------------------------
+
+
+class QueueTableListView(ObjectListView):
+    title = "Queue tables"
+    table_class = QueueTableTable
+    filterset_class = QueueTableFilterSet
+    selector = staticmethod(selectors.queue_table_list)
+    add_url_name = "queues:queuetable_add"
+
+
+class QueueListView(ObjectListView):
+    title = "Queues"
+    table_class = QueueListTable
+    filterset_class = QueueFilterSet
+    selector = staticmethod(selectors.queue_list)
+    add_url_name = "queues:queue_add"
+
+
+class AgentListView(ObjectListView):
+    title = "AQ agents"
+    table_class = AgentTable
+    filterset_class = AgentFilterSet
+    selector = staticmethod(selectors.agent_list)
+    template_name = "queues/agent_list.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        ctx = super().get_context_data(**kwargs)
+        ctx.update(agent_form=AgentForm(), access_form=AgentAccessForm())
+        return ctx
+
+
+class QueuePrivilegeListView(ObjectListView):
+    title = "Queue privileges"
+    table_class = QueuePrivilegeTable
+    filterset_class = QueuePrivilegeFilterSet
+    selector = staticmethod(selectors.queue_privilege_list)
+    template_name = "queues/privilege_list.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        ctx = super().get_context_data(**kwargs)
+        ctx["grant_form"] = PrivilegeForm()
+        return ctx
+
+
+def status_views(request: HttpRequest) -> HttpResponse:
+    """DBA_QUEUE_TABLES, DBA_QUEUES and DBA_AQ_AGENT_PRIVS, read from the PostgreSQL views."""
+    require(request, Capability.VIEW)
+    view = request.GET.get("view", "dba_queues")
+    choices = {
+        "dba_queue_tables": (DbaQueueTablesTable, selectors.dba_queue_tables),
+        "dba_queues": (DbaQueuesTable, selectors.dba_queues),
+        "dba_aq_agent_privs": (DbaAqAgentPrivsTable, selectors.dba_aq_agent_privs),
+    }
+    table_class, selector = choices.get(view, choices["dba_queues"])
+    table = table_class(selector())
+    RequestConfig(request, paginate={"per_page": 25}).configure(table)
+    return render(request, "queues/status_views.html",
+                  {"table": table, "view": view, "views": list(choices)})
+
+
+# --- queue tables --------------------------------------------------------------------------------
+
+
+def queuetable_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.VIEW)
+    qt = get_object_or_404(selectors.queue_table_list(), pk=pk)
+    queues = QueueListTable(selectors.queue_list().filter(queue_table=qt))
+    RequestConfig(request, paginate={"per_page": 25}).configure(queues)
+    return render(request, "queues/queuetable_detail.html", {"object": qt, "table": queues})
+
+
+def queuetable_add(request: HttpRequest) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    form = QueueTableCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        qt = run_service(request, form, lambda: services.queue_table_create(
+            user=request.user, **form.cleaned_data))
+        if qt is not None:
+            return redirect(qt)
+    return render(request, "core/form.html", {"form": form, "title": "New queue table"},
+                  status=400 if form.errors else 200)
+
+
+def queuetable_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    qt = get_object_or_404(QueueTable, pk=pk)
+    form = QueueTableEditForm(request.POST or None, instance=qt)
+    if request.method == "POST" and form.is_valid():
+        done = run_service(request, form, lambda: services.queue_table_update(
+            user=request.user, queue_table=qt, **form.cleaned_data))
+        if done is not None:
+            return redirect(done)
+    return render(request, "core/form.html", {"form": form, "title": f"Edit {qt.name}"},
+                  status=400 if form.errors else 200)
+
+
+def queuetable_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    qt = get_object_or_404(QueueTable, pk=pk)
+    if request.method == "POST":
+        done = run_action(request, lambda: services.queue_table_delete(
+            user=request.user, queue_table=qt), f"Queue table {qt.name} dropped.")
+        if done is not None or not QueueTable.objects.filter(pk=pk).exists():
+            return redirect("queues:queuetable_list")
+        return redirect(qt)
+    return render(request, "core/confirm_delete.html", {"object": qt, "kind": "queue table"})
+
+
+# --- queues --------------------------------------------------------------------------------------
+
+
+def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.VIEW)
+    try:
+        queue = selectors.queue_get(pk)
+    except Queue.DoesNotExist as exc:
+        raise Http404("No such queue.") from exc
+    filterset = MessageFilterSet(request.GET or None, queryset=selectors.message_list(queue=queue))
+    table = MessageTable(filterset.qs if filterset.is_bound else filterset.queryset)
+    RequestConfig(request, paginate={"per_page": 20}).configure(table)
+    if request.htmx and request.GET.get("fragment") == "messages":
+        return render(request, "core/_table.html", {"table": table})
+    return render(request, "queues/queue_detail.html", {
+        "object": queue,
+        "table": table,
+        "filter": filterset,
+        "subscribers": queue.subscribers.all(),
+        "enqueue_form": EnqueueForm(),
+        "dequeue_form": DequeueForm(),
+        "purge_form": PurgeForm(queue=queue),
+        "replay_form": ReplayForm(),
+        "subscriber_form": SubscriberForm(),
+        "commit_time_warning": queue.queue_table.sort_order == "priority,commit_time",
+    })
+
+
+def queue_add(request: HttpRequest) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    initial = {"queue_table": request.GET.get("queue_table")}
+    form = QueueCreateForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        queue = run_service(request, form, lambda: services.queue_create(
+            user=request.user, **form.cleaned_data))
+        if queue is not None:
+            return redirect(queue)
+    return render(request, "core/form.html", {"form": form, "title": "New queue"},
+                  status=400 if form.errors else 200)
+
+
+def queue_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    queue = get_object_or_404(Queue, pk=pk)
+    form = QueueEditForm(request.POST or None, instance=queue)
+    if request.method == "POST" and form.is_valid():
+        done = run_service(request, form, lambda: services.queue_update(
+            user=request.user, queue=queue, **form.cleaned_data))
+        if done is not None:
+            return redirect(done)
+    return render(request, "core/form.html", {"form": form, "title": f"Edit {queue.name}"},
+                  status=400 if form.errors else 200)
+
+
+def queue_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    queue = get_object_or_404(Queue, pk=pk)
+    if request.method == "POST":
+        run_action(request, lambda: services.queue_delete(user=request.user, queue=queue),
+                   f"Queue {queue.name} dropped.")
+        if not Queue.objects.filter(pk=pk).exists():
+            return redirect("queues:queue_list")
+        return redirect(queue)
+    return render(request, "core/confirm_delete.html", {"object": queue, "kind": "queue"})
+
+
+def queue_toggle(request: HttpRequest, pk: int, verb: str) -> HttpResponse:
+    """Start or stop enqueue and/or dequeue (``what`` = enqueue, dequeue or both)."""
+    require(request, Capability.OPERATE)
+    queue = get_object_or_404(Queue, pk=pk)
+    if request.method == "POST":
+        what = request.POST.get("what", "both")
+        flags = {"enqueue": what in ("enqueue", "both"), "dequeue": what in ("dequeue", "both")}
+        service = services.queue_start if verb == "start" else services.queue_stop
+        run_action(request, lambda: service(user=request.user, queue=queue, **flags),
+                   f"{verb.capitalize()}ed {what} on {queue.name}.")
+    return redirect(queue)
+
+
+def queue_enqueue(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.OPERATE)
+    queue = get_object_or_404(Queue, pk=pk)
+    form = EnqueueForm(request.POST or None)
+    result = None
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        visibility = data.pop("visibility")
+        msg = engine.NewMessage(**data)
+        result = run_service(request, form, lambda: services.message_enqueue(
+            user=request.user, queue=queue, messages=[msg], visibility=visibility))
+        if result is not None and not request.htmx:
+            return redirect(queue)
+    return render(request, "queues/_enqueue.html",
+                  {"object": queue, "enqueue_form": form if result is None else EnqueueForm(),
+                   "enqueued": result},
+                  status=400 if form.errors else 200)
+
+
+def queue_dequeue(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.VIEW)
+    queue = get_object_or_404(Queue, pk=pk)
+    form = DequeueForm(request.POST or None)
+    got = None
+    if request.method == "POST" and form.is_valid():
+        req = services.DequeueRequest(**form.cleaned_data)
+        req.consumer_name = req.consumer_name or None
+        req.correlation = req.correlation or None
+        got = run_service(request, form, lambda: services.message_dequeue(
+            user=request.user, queue=queue, request=req))
+    return render(request, "queues/_dequeue.html",
+                  {"object": queue, "dequeue_form": form, "dequeued": got},
+                  status=400 if form.errors else 200)
+
+
+def queue_purge(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.OPERATE)
+    queue = get_object_or_404(Queue, pk=pk)
+    form = PurgeForm(request.POST or None, queue=queue)
+    if request.method == "POST" and form.is_valid():
+        cond = engine.PurgeCondition(
+            states=form.cleaned_data["states"], correlation=form.cleaned_data["correlation"] or None,
+            ids=form.cleaned_data["ids"],
+        )
+        removed = run_service(request, form, lambda: services.queue_purge(
+            user=request.user, queue=queue, condition=cond))
+        if removed is not None:
+            messages.success(request, f"Purged {removed} message(s) from {queue.name}.")
+            return redirect(queue)
+    return render(request, "core/form.html",
+                  {"form": form, "title": f"Purge {queue.name}", "danger": True},
+                  status=400 if form.errors else 200)
+
+
+def queue_replay(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.OPERATE)
+    queue = get_object_or_404(Queue, pk=pk)
+    form = ReplayForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        moved = run_service(request, form, lambda: services.exception_queue_replay(
+            user=request.user, queue=queue, ids=form.cleaned_data["ids"]))
+        if moved is not None:
+            messages.success(request, f"Replayed {moved} message(s) to their original queues.")
+            return redirect(queue)
+    return render(request, "core/form.html", {"form": form, "title": f"Replay from {queue.name}"},
+                  status=400 if form.errors else 200)
+
+
+def subscriber_add(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    queue = get_object_or_404(Queue.objects.select_related("queue_table"), pk=pk)
+    form = SubscriberForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        sub = run_service(request, form, lambda: services.subscriber_add(
+            user=request.user, queue=queue, **form.cleaned_data))
+        if sub is not None:
+            return redirect(queue)
+    return render(request, "core/form.html",
+                  {"form": form, "title": f"Add subscriber to {queue.name}"},
+                  status=400 if form.errors else 200)
+
+
+def subscriber_remove(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    sub = get_object_or_404(Subscriber.objects.select_related("queue"), pk=pk)
+    if request.method == "POST":
+        run_action(request, lambda: services.subscriber_remove(user=request.user, subscriber=sub),
+                   f"Subscriber {sub.name} removed.")
+    return redirect(sub.queue)
+
+
+# --- agents and privileges -----------------------------------------------------------------------
+
+
+def agent_add(request: HttpRequest) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    form = AgentForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        if run_service(request, form, lambda: services.agent_create(
+                user=request.user, **form.cleaned_data)) is not None:
+            return redirect("queues:agent_list")
+    return render(request, "core/form.html", {"form": form, "title": "New AQ agent"},
+                  status=400 if form.errors else 200)
+
+
+def agent_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    agent = get_object_or_404(Agent, pk=pk)
+    if request.method == "POST":
+        run_action(request, lambda: services.agent_delete(user=request.user, agent=agent),
+                   f"Agent {agent.name} dropped.")
+    return redirect("queues:agent_list")
+
+
+def agent_access(request: HttpRequest, verb: str) -> HttpResponse:
+    """ENABLE_DB_ACCESS / DISABLE_DB_ACCESS."""
+    require(request, Capability.CONFIGURE)
+    form = AgentAccessForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        service = (services.agent_enable_db_access if verb == "enable"
+                   else services.agent_disable_db_access)
+        if run_service(request, form, lambda: service(
+                user=request.user, agent=form.cleaned_data["agent"],
+                db_user=form.cleaned_data["user"]) or True) is not None:
+            return redirect("queues:agent_list")
+    return render(request, "core/form.html", {"form": form, "title": f"{verb.capitalize()} access"},
+                  status=400 if form.errors else 200)
+
+
+def privilege_grant(request: HttpRequest) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    form = PrivilegeForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        if run_service(request, form, lambda: services.queue_privilege_grant(
+                user=request.user, queue=form.cleaned_data["queue"],
+                grantee=form.cleaned_data["user"],
+                privilege=form.cleaned_data["privilege"])) is not None:
+            return redirect("queues:privilege_list")
+    return render(request, "core/form.html", {"form": form, "title": "Grant queue privilege"},
+                  status=400 if form.errors else 200)
+
+
+def privilege_revoke(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    grant = get_object_or_404(QueuePrivilege.objects.select_related("queue", "user"), pk=pk)
+    if request.method == "POST":
+        run_action(request, lambda: services.queue_privilege_revoke(user=request.user, grant=grant),
+                   "Privilege revoked.")
+    return redirect(reverse("queues:privilege_list"))
