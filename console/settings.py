@@ -141,6 +141,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "MessageKindEnum": "queues.choices.MessageKind",
+        "QueueKindEnum": "queues.choices.QueueKind",
+        "MessageStateEnum": "queues.choices.MessageState",
+    },
 }
 
 DJANGO_TABLES2_TEMPLATE = "django_tables2/bootstrap5.html"

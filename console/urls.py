@@ -5,11 +5,6 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from console import views
 
-api_patterns = [
-    path("", include("core.api.urls")),
-    path("", include("queues.api.urls")),
-]
-
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
@@ -25,7 +20,7 @@ urlpatterns = [
     ),
     path("gateway/", views.not_built, {"area": "Gateway", "issue": 6}, name="gateway_home"),
     path("jobs/", views.not_built, {"area": "Jobs", "issue": 5}, name="jobs_home"),
-    path("api/", include(api_patterns)),
+    path("api/", include("console.api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("admin/", admin.site.urls),

@@ -21,8 +21,12 @@ class ChangeLogListView(ObjectListView):
 def changelog_detail(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, "view")
     entry = get_object_or_404(selectors.change_log_list(), pk=pk)
-    return render(request, "core/changelog_detail.html", {
-        "entry": entry,
-        "before": json.dumps(entry.before, indent=2, sort_keys=True),
-        "after": json.dumps(entry.after, indent=2, sort_keys=True),
-    })
+    return render(
+        request,
+        "core/changelog_detail.html",
+        {
+            "entry": entry,
+            "before": json.dumps(entry.before, indent=2, sort_keys=True),
+            "after": json.dumps(entry.after, indent=2, sort_keys=True),
+        },
+    )

@@ -178,7 +178,9 @@ def queue_info(conn: psycopg.Connection, queue: int | str) -> QueueInfo:
     row = conn.execute(_QUEUE_INFO_SQL + " WHERE " + where, (queue,)).fetchone()
     if row is None:
         raise QueueNotFound(f"Queue {queue!r} does not exist.", field="queue")
-    return QueueInfo(*row)
+    *head, schema = row
+    # Django's connection loads jsonb as text; a plain psycopg connection parses it.
+    return QueueInfo(*head, json.loads(schema) if isinstance(schema, str) else schema)
 
 
 def subscriber_ids(conn: psycopg.Connection, queue: QueueInfo) -> dict[str, int]:
@@ -207,7 +209,9 @@ _ROW_LCR_SCHEMA = {
     "required": ["source_database_name", "command_type", "object_owner", "object_name"],
     "properties": {
         "source_database_name": {"type": "string", "minLength": 1},
-        "command_type": {"enum": ["INSERT", "UPDATE", "DELETE", "LOB WRITE", "LOB TRIM", "LOB ERASE"]},
+        "command_type": {
+            "enum": ["INSERT", "UPDATE", "DELETE", "LOB WRITE", "LOB TRIM", "LOB ERASE"]
+        },
         "object_owner": {"type": "string", "minLength": 1},
         "object_name": {"type": "string", "minLength": 1},
         "tag": {"type": ["string", "null"], "pattern": "^([0-9A-Fa-f]{2})*$"},
@@ -245,7 +249,9 @@ def schema_check(schema: Any) -> None:
     try:
         _validator(json.dumps(schema, sort_keys=True))
     except SchemaError as exc:
-        raise InvalidMessage(f"Not a valid JSON Schema: {exc.message}", field="payload_schema") from exc
+        raise InvalidMessage(
+            f"Not a valid JSON Schema: {exc.message}", field="payload_schema"
+        ) from exc
 
 
 def _path(prefix: str, parts: Iterable[Any]) -> str:
@@ -275,7 +281,11 @@ def validate_message(queue: QueueInfo, msg: NewMessage, *, position: int | None 
     elif msg.kind == DDL_LCR:
         schemas.append(_DDL_LCR_SCHEMA)
     if queue.payload_type.upper() != "ANY" and queue.payload_schema is not None:
-        if msg.kind == USER and msg.type_name and msg.type_name.upper() != queue.payload_type.upper():
+        if (
+            msg.kind == USER
+            and msg.type_name
+            and msg.type_name.upper() != queue.payload_type.upper()
+        ):
             raise InvalidMessage(
                 f"Queue {queue.name} takes payloads of type {queue.payload_type}, "
                 f"not {msg.type_name}.",
@@ -376,7 +386,9 @@ def enqueue(
                 for j, name in enumerate(msg.recipients):
                     sid = subs.get(name.upper())
                     if sid is None:
-                        where = "recipients" if len(messages) == 1 else f"messages[{i - 1}].recipients"
+                        where = (
+                            "recipients" if len(messages) == 1 else f"messages[{i - 1}].recipients"
+                        )
                         raise InvalidMessage(
                             f"{name!r} is not a subscriber of queue {queue.name}.",
                             field=f"{where}[{j}]",
@@ -441,18 +453,47 @@ _RETURNING = _COLUMNS.replace("m.", "")
 
 
 def _row_to_message(row: Sequence[Any], lock_token: UUID | None = None) -> DequeuedMessage:
-    (mid, qid, state, pri, kind, tname, corr, sender, headers, payload, enq_time, attempts,
-     sort_pri, cseq, token, orig, reason) = row
+    (
+        mid,
+        qid,
+        state,
+        pri,
+        kind,
+        tname,
+        corr,
+        sender,
+        headers,
+        payload,
+        enq_time,
+        attempts,
+        sort_pri,
+        cseq,
+        token,
+        orig,
+        reason,
+    ) = row
     # Django's connection loads jsonb as text (its JSONField parses); a plain one parses it.
     if isinstance(payload, str):
         payload = json.loads(payload)
     if isinstance(headers, str):
         headers = json.loads(headers)
     return DequeuedMessage(
-        id=mid, queue_id=qid, state=state, priority=pri, kind=kind, type_name=tname,
-        correlation=corr, sender=sender, headers=headers, payload=payload, enq_time=enq_time,
-        attempts=attempts, position=Position(sort_pri, cseq, mid),
-        lock_token=lock_token or token, original_queue_id=orig, exception_reason=reason,
+        id=mid,
+        queue_id=qid,
+        state=state,
+        priority=pri,
+        kind=kind,
+        type_name=tname,
+        correlation=corr,
+        sender=sender,
+        headers=headers,
+        payload=payload,
+        enq_time=enq_time,
+        attempts=attempts,
+        position=Position(sort_pri, cseq, mid),
+        lock_token=lock_token or token,
+        original_queue_id=orig,
+        exception_reason=reason,
     )
 
 
@@ -479,7 +520,9 @@ def _candidate_filter(
         parts.append(f"{alias}.id = %(msgid)s")
         params["msgid"] = msgid
     if after is not None:
-        parts.append(f"({alias}.sort_pri, {alias}.commit_seq, {alias}.id) > (%(ap)s, %(ac)s, %(ai)s)")
+        parts.append(
+            f"({alias}.sort_pri, {alias}.commit_seq, {alias}.id) > (%(ap)s, %(ac)s, %(ai)s)"
+        )
         params.update(ap=after.sort_pri, ac=after.commit_seq, ai=after.id)
     return " AND ".join(parts), params
 
@@ -545,8 +588,15 @@ def dequeue(
 
     def attempt() -> list[DequeuedMessage]:
         return _dequeue_once(
-            conn, queue, mode=mode, sub_id=sub_id, correlation=correlation, msgid=msgid,
-            batch=batch, after=start_after, lease_seconds=lease_seconds,
+            conn,
+            queue,
+            mode=mode,
+            sub_id=sub_id,
+            correlation=correlation,
+            msgid=msgid,
+            batch=batch,
+            after=start_after,
+            lease_seconds=lease_seconds,
         )
 
     if wait <= 0:
@@ -588,7 +638,9 @@ def _dequeue_once(
         return _dequeue_consumer(conn, queue, mode, sub_id, where, params, order, lease_seconds)
 
     if mode == BROWSE:
-        sql = f"SELECT {_COLUMNS} FROM aq_message m WHERE {where} ORDER BY {order} LIMIT %(n)s"
+        # A browse must not hand out another dequeuer's lease token.
+        cols = _COLUMNS.replace("m.lock_token", "NULL::uuid")
+        sql = f"SELECT {cols} FROM aq_message m WHERE {where} ORDER BY {order} LIMIT %(n)s"
         return [_row_to_message(r) for r in conn.execute(sql, params, prepare=True).fetchall()]
 
     claim = (
@@ -644,7 +696,8 @@ def _dequeue_consumer(
         f"WHERE mc.subscriber_id = %(sub)s AND {where}"
     )
     if mode == BROWSE:
-        sql = f"SELECT {_COLUMNS} {base} ORDER BY {order} LIMIT %(n)s"
+        cols = _COLUMNS.replace("m.lock_token", "NULL::uuid")
+        sql = f"SELECT {cols} {base} ORDER BY {order} LIMIT %(n)s"
         return [_row_to_message(r) for r in conn.execute(sql, params, prepare=True).fetchall()]
     claim = (
         f"c AS (SELECT mc.id AS cid, m.id AS mid {base} AND {free} ORDER BY {order} "
@@ -748,7 +801,9 @@ def release(
             (msgid, sub, str(token)),
         ).fetchone()
         if row is None:
-            raise LeaseMismatch(f"Message {msgid} is not locked with that token.", field="lock_token")
+            raise LeaseMismatch(
+                f"Message {msgid} is not locked with that token.", field="lock_token"
+            )
         if failed:
             fail_consumer_attempts(conn, [row[0]])
         else:
@@ -920,7 +975,10 @@ class PurgeCondition:
 
     def is_all(self) -> bool:
         return not (
-            self.states or self.correlation or self.ids is not None or self.enqueued_before
+            self.states
+            or self.correlation
+            or self.ids is not None
+            or self.enqueued_before
             or self.priority is not None
         )
 
@@ -1043,7 +1101,9 @@ class Listener:
     """A dedicated autocommit connection that LISTENs on queue channels, so a dequeue can block
     until an enqueue commits instead of polling. One per thread; cheap to keep open."""
 
-    def __init__(self, conninfo: str | None = None, *, connection: psycopg.Connection | None = None):
+    def __init__(
+        self, conninfo: str | None = None, *, connection: psycopg.Connection | None = None
+    ):
         self.conn = connection or psycopg.connect(conninfo or "", autocommit=True)
         self._channels: set[str] = set()
 

@@ -35,8 +35,14 @@ class QueueFilterSet(SearchFilterSet):
 
     class Meta:
         model = Queue
-        fields = ["q", "queue_table", "kind", "enqueue_enabled", "dequeue_enabled",
-                  "multiple_consumers"]
+        fields = [
+            "q",
+            "queue_table",
+            "kind",
+            "enqueue_enabled",
+            "dequeue_enabled",
+            "multiple_consumers",
+        ]
 
 
 class MessageFilterSet(django_filters.FilterSet):

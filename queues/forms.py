@@ -20,8 +20,15 @@ class QueueTableCreateForm(forms.ModelForm):
 
     class Meta:
         model = QueueTable
-        fields = ["name", "sort_order", "multiple_consumers", "secure", "payload_type",
-                  "payload_schema", "comment"]
+        fields = [
+            "name",
+            "sort_order",
+            "multiple_consumers",
+            "secure",
+            "payload_type",
+            "payload_schema",
+            "comment",
+        ]
         widgets = {"comment": forms.Textarea(attrs={"rows": 2})}
 
 
@@ -39,8 +46,18 @@ class QueueTableEditForm(forms.ModelForm):
 class QueueCreateForm(forms.ModelForm):
     class Meta:
         model = Queue
-        fields = ["name", "queue_table", "kind", "exception_queue", "max_retries", "retry_delay",
-                  "retention_time", "enqueue_enabled", "dequeue_enabled", "comment"]
+        fields = [
+            "name",
+            "queue_table",
+            "kind",
+            "exception_queue",
+            "max_retries",
+            "retry_delay",
+            "retention_time",
+            "enqueue_enabled",
+            "dequeue_enabled",
+            "comment",
+        ]
         widgets = {"comment": forms.Textarea(attrs={"rows": 2})}
         help_texts = {
             "retry_delay": "Seconds before a failed message is retried.",

@@ -221,7 +221,9 @@ class Message(models.Model):
             ),
             models.Index(fields=["queue", "state"], name="aq_message_queue_state"),
             models.Index(
-                fields=["delay_until"], name="aq_message_waiting", condition=models.Q(state="WAITING")
+                fields=["delay_until"],
+                name="aq_message_waiting",
+                condition=models.Q(state="WAITING"),
             ),
             models.Index(
                 fields=["expire_at"],

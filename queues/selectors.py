@@ -40,7 +40,8 @@ def queue_list() -> QuerySet[Queue]:
     msgs = Message.objects.filter(queue=OuterRef("pk"))
     annotations = {
         f"depth_{state.lower()}": Coalesce(
-            _per_queue(msgs.filter(state=state), Count("id")), Value(0),
+            _per_queue(msgs.filter(state=state), Count("id")),
+            Value(0),
             output_field=IntegerField(),
         )
         for state in MessageState.values
@@ -110,9 +111,10 @@ def dba_aq_agent_privs() -> QuerySet[DbaAqAgentPriv]:
 def overview() -> dict[str, int]:
     """Counts for the dashboard."""
     by_state = dict(
-        Message.objects.order_by().values_list("state").annotate(n=Count("id")).values_list(
-            "state", "n"
-        )
+        Message.objects.order_by()
+        .values_list("state")
+        .annotate(n=Count("id"))
+        .values_list("state", "n")
     )
     return {
         "queue_tables": QueueTable.objects.count(),

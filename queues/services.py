@@ -43,7 +43,9 @@ def raw_connection() -> psycopg.Connection:
 
 def conninfo() -> str:
     params = connection.get_connection_params()
-    keep = {k: v for k, v in params.items() if isinstance(v, str | int) and k != "prepare_threshold"}
+    keep = {
+        k: v for k, v in params.items() if isinstance(v, str | int) and k != "prepare_threshold"
+    }
     return make_conninfo(**keep)
 
 
@@ -52,9 +54,12 @@ def _info(queue: Queue | int | str) -> engine.QueueInfo:
     return engine.queue_info(raw_connection(), key)
 
 
-def _log(user: User, action: str, verb: str, obj: Any, before: Any = None, after: Any = None,
-         **kw: Any) -> None:
-    change_log_record(user=user, action=action, verb=verb, obj=obj, before=before, after=after, **kw)
+def _log(
+    user: User, action: str, verb: str, obj: Any, before: Any = None, after: Any = None, **kw: Any
+) -> None:
+    change_log_record(
+        user=user, action=action, verb=verb, obj=obj, before=before, after=after, **kw
+    )
 
 
 def _username(user: User) -> str:
@@ -96,8 +101,14 @@ def queue_table_create(
     if owner is None and user is not None and user.is_authenticated:
         owner = user  # type: ignore[assignment]
     qt = QueueTable(
-        name=name, sort_order=sort_order, multiple_consumers=multiple_consumers, secure=secure,
-        payload_type=payload_type, payload_schema=payload_schema, comment=comment, owner=owner,
+        name=name,
+        sort_order=sort_order,
+        multiple_consumers=multiple_consumers,
+        secure=secure,
+        payload_type=payload_type,
+        payload_schema=payload_schema,
+        comment=comment,
+        owner=owner,
     )
     qt.full_clean()
     qt.save()
@@ -105,8 +116,12 @@ def queue_table_create(
     if Queue.objects.filter(name__iexact=exq_name).exists():
         raise Conflict(f"A queue named {exq_name} already exists.", field="name")
     Queue.objects.create(
-        name=exq_name, queue_table=qt, kind=QueueKind.EXCEPTION, enqueue_enabled=False,
-        dequeue_enabled=True, comment=f"Default exception queue of {name}",
+        name=exq_name,
+        queue_table=qt,
+        kind=QueueKind.EXCEPTION,
+        enqueue_enabled=False,
+        dequeue_enabled=True,
+        comment=f"Default exception queue of {name}",
     )
     _log(user, ChangeAction.CREATE, "queue_table_create", qt, after=object_snapshot(qt))
     return qt
@@ -146,9 +161,11 @@ def queue_table_delete(*, user: User, queue_table: QueueTable) -> None:
     """Drop a queue table and its queues; refused while any of its queues holds a message."""
     _require(user, Capability.CONFIGURE)
     qt = QueueTable.objects.select_for_update().get(pk=queue_table.pk)
-    count = raw_connection().execute(
-        "SELECT count(*) FROM aq_message WHERE queue_table_id = %s", (qt.pk,)
-    ).fetchone()[0]
+    count = (
+        raw_connection()
+        .execute("SELECT count(*) FROM aq_message WHERE queue_table_id = %s", (qt.pk,))
+        .fetchone()[0]
+    )
     if count:
         raise Conflict(
             f"Queue table {qt.name} still holds {count} message(s); purge its queues first."
@@ -158,8 +175,16 @@ def queue_table_delete(*, user: User, queue_table: QueueTable) -> None:
     for q in qt.queues.order_by("kind"):  # normal queues first: they point at exception queues
         q.delete()
     qt.delete()
-    _log(user, ChangeAction.DELETE, "queue_table_delete", None, before=before,
-         object_type="queues.queuetable", object_id=before["id"], object_repr=before["name"])
+    _log(
+        user,
+        ChangeAction.DELETE,
+        "queue_table_delete",
+        None,
+        before=before,
+        object_type="queues.queuetable",
+        object_id=before["id"],
+        object_repr=before["name"],
+    )
 
 
 def _refuse_if_referenced(queue_ids: list[int], *, what: str) -> None:
@@ -173,8 +198,13 @@ def _refuse_if_referenced(queue_ids: list[int], *, what: str) -> None:
 # --- queues --------------------------------------------------------------------------------------
 
 QUEUE_EDITABLE = (
-    "exception_queue", "max_retries", "retry_delay", "retention_time", "comment",
-    "enqueue_enabled", "dequeue_enabled",
+    "exception_queue",
+    "max_retries",
+    "retry_delay",
+    "retention_time",
+    "comment",
+    "enqueue_enabled",
+    "dequeue_enabled",
 )
 
 
@@ -186,7 +216,8 @@ def _check_exception_queue(queue: Queue) -> None:
         return
     if exq is None:
         queue.exception_queue = Queue.objects.get(
-            queue_table=queue.queue_table, kind=QueueKind.EXCEPTION,
+            queue_table=queue.queue_table,
+            kind=QueueKind.EXCEPTION,
             name__iexact=exception_queue_name(queue.queue_table.name),
         )
         return
@@ -219,9 +250,15 @@ def queue_create(
     if Queue.objects.filter(name__iexact=name).exists():
         raise Conflict(f"A queue named {name} already exists.", field="name")
     queue = Queue(
-        name=name, queue_table=queue_table, kind=kind, exception_queue=exception_queue,
-        max_retries=max_retries, retry_delay=retry_delay, retention_time=retention_time,
-        comment=comment, enqueue_enabled=enqueue_enabled and kind == QueueKind.NORMAL,
+        name=name,
+        queue_table=queue_table,
+        kind=kind,
+        exception_queue=exception_queue,
+        max_retries=max_retries,
+        retry_delay=retry_delay,
+        retention_time=retention_time,
+        comment=comment,
+        enqueue_enabled=enqueue_enabled and kind == QueueKind.NORMAL,
         dequeue_enabled=dequeue_enabled,
     )
     queue.full_clean(exclude=["exception_queue"])
@@ -246,7 +283,9 @@ def queue_update(*, user: User, queue: Queue, **changes: Any) -> Queue:
         if key in changes:
             setattr(q, key, changes[key])
     if q.kind == QueueKind.EXCEPTION and q.enqueue_enabled:
-        raise DomainError("Exception queues cannot be enabled for enqueue.", field="enqueue_enabled")
+        raise DomainError(
+            "Exception queues cannot be enabled for enqueue.", field="enqueue_enabled"
+        )
     q.full_clean(exclude=["exception_queue"])
     _check_exception_queue(q)
     q.save()
@@ -259,10 +298,14 @@ def queue_delete(*, user: User, queue: Queue) -> None:
     """Drop a queue; refused while it holds messages or another queue sends exceptions to it."""
     _require(user, Capability.CONFIGURE)
     q = Queue.objects.select_for_update().get(pk=queue.pk)
-    count = raw_connection().execute(
-        "SELECT count(*) FROM aq_message WHERE queue_id = %s OR original_queue_id = %s",
-        (q.pk, q.pk),
-    ).fetchone()[0]
+    count = (
+        raw_connection()
+        .execute(
+            "SELECT count(*) FROM aq_message WHERE queue_id = %s OR original_queue_id = %s",
+            (q.pk, q.pk),
+        )
+        .fetchone()[0]
+    )
     if count:
         raise Conflict(
             f"Queue {q.name} still holds or is the origin of {count} message(s); purge first."
@@ -272,12 +315,21 @@ def queue_delete(*, user: User, queue: Queue) -> None:
         raise Conflict(f"Queue {users.name} uses {q.name} as its exception queue.")
     before = object_snapshot(q)
     q.delete()
-    _log(user, ChangeAction.DELETE, "queue_delete", None, before=before,
-         object_type="queues.queue", object_id=before["id"], object_repr=before["name"])
+    _log(
+        user,
+        ChangeAction.DELETE,
+        "queue_delete",
+        None,
+        before=before,
+        object_type="queues.queue",
+        object_id=before["id"],
+        object_repr=before["name"],
+    )
 
 
-def _set_enabled(user: User, queue: Queue, verb: str, *, enqueue: bool | None,
-                 dequeue: bool | None) -> Queue:
+def _set_enabled(
+    user: User, queue: Queue, verb: str, *, enqueue: bool | None, dequeue: bool | None
+) -> Queue:
     _require(user, Capability.OPERATE)
     q = Queue.objects.select_for_update().get(pk=queue.pk)
     before = {"enqueue_enabled": q.enqueue_enabled, "dequeue_enabled": q.dequeue_enabled}
@@ -296,15 +348,25 @@ def _set_enabled(user: User, queue: Queue, verb: str, *, enqueue: bool | None,
 @transaction.atomic
 def queue_start(*, user: User, queue: Queue, enqueue: bool = True, dequeue: bool = True) -> Queue:
     """DBMS_AQADM.START_QUEUE: enable enqueue and/or dequeue."""
-    return _set_enabled(user, queue, "queue_start", enqueue=True if enqueue else None,
-                        dequeue=True if dequeue else None)
+    return _set_enabled(
+        user,
+        queue,
+        "queue_start",
+        enqueue=True if enqueue else None,
+        dequeue=True if dequeue else None,
+    )
 
 
 @transaction.atomic
 def queue_stop(*, user: User, queue: Queue, enqueue: bool = True, dequeue: bool = True) -> Queue:
     """DBMS_AQADM.STOP_QUEUE: disable enqueue and/or dequeue; messages stay where they are."""
-    return _set_enabled(user, queue, "queue_stop", enqueue=False if enqueue else None,
-                        dequeue=False if dequeue else None)
+    return _set_enabled(
+        user,
+        queue,
+        "queue_stop",
+        enqueue=False if enqueue else None,
+        dequeue=False if dequeue else None,
+    )
 
 
 # --- subscribers, agents, privileges -------------------------------------------------------------
@@ -346,8 +408,16 @@ def subscriber_remove(*, user: User, subscriber: Subscriber) -> None:
         (sub.pk,),
     )
     sub.delete()
-    _log(user, ChangeAction.DELETE, "subscriber_remove", None, before=before,
-         object_type="queues.subscriber", object_id=before["id"], object_repr=before["name"])
+    _log(
+        user,
+        ChangeAction.DELETE,
+        "subscriber_remove",
+        None,
+        before=before,
+        object_type="queues.subscriber",
+        object_id=before["id"],
+        object_repr=before["name"],
+    )
 
 
 @transaction.atomic
@@ -369,8 +439,16 @@ def agent_delete(*, user: User, agent: Agent) -> None:
     _require(user, Capability.CONFIGURE)
     before = object_snapshot(agent)
     agent.delete()
-    _log(user, ChangeAction.DELETE, "agent_delete", None, before=before,
-         object_type="queues.agent", object_id=before["id"], object_repr=before["name"])
+    _log(
+        user,
+        ChangeAction.DELETE,
+        "agent_delete",
+        None,
+        before=before,
+        object_type="queues.agent",
+        object_id=before["id"],
+        object_repr=before["name"],
+    )
 
 
 @transaction.atomic
@@ -379,8 +457,13 @@ def agent_enable_db_access(*, user: User, agent: Agent, db_user: AbstractBaseUse
     _require(user, Capability.CONFIGURE)
     link, created = AgentUser.objects.get_or_create(agent=agent, user=db_user)
     if created:
-        _log(user, ChangeAction.CREATE, "agent_enable_db_access", link,
-             after={"agent": agent.name, "user": db_user.get_username()})
+        _log(
+            user,
+            ChangeAction.CREATE,
+            "agent_enable_db_access",
+            link,
+            after={"agent": agent.name, "user": db_user.get_username()},
+        )
     return link
 
 
@@ -390,16 +473,24 @@ def agent_disable_db_access(*, user: User, agent: Agent, db_user: AbstractBaseUs
     _require(user, Capability.CONFIGURE)
     deleted, _ = AgentUser.objects.filter(agent=agent, user=db_user).delete()
     if not deleted:
-        raise DomainError(f"{db_user.get_username()} is not associated with {agent.name}.",
-                          field="user")
-    _log(user, ChangeAction.DELETE, "agent_disable_db_access", None,
-         before={"agent": agent.name, "user": db_user.get_username()},
-         object_type="queues.agentuser", object_repr=f"{agent.name} ↔ {db_user.get_username()}")
+        raise DomainError(
+            f"{db_user.get_username()} is not associated with {agent.name}.", field="user"
+        )
+    _log(
+        user,
+        ChangeAction.DELETE,
+        "agent_disable_db_access",
+        None,
+        before={"agent": agent.name, "user": db_user.get_username()},
+        object_type="queues.agentuser",
+        object_repr=f"{agent.name} ↔ {db_user.get_username()}",
+    )
 
 
 @transaction.atomic
-def queue_privilege_grant(*, user: User, queue: Queue, grantee: AbstractBaseUser,
-                          privilege: str) -> QueuePrivilege:
+def queue_privilege_grant(
+    *, user: User, queue: Queue, grantee: AbstractBaseUser, privilege: str
+) -> QueuePrivilege:
     """DBMS_AQADM.GRANT_QUEUE_PRIVILEGE (ENQUEUE, DEQUEUE or ALL)."""
     _require(user, Capability.CONFIGURE)
     if privilege not in Privilege.values:
@@ -408,8 +499,13 @@ def queue_privilege_grant(*, user: User, queue: Queue, grantee: AbstractBaseUser
         queue=queue, user=grantee, privilege=privilege
     )
     if created:
-        _log(user, ChangeAction.CREATE, "queue_privilege_grant", grant,
-             after={"queue": queue.name, "user": grantee.get_username(), "privilege": privilege})
+        _log(
+            user,
+            ChangeAction.CREATE,
+            "queue_privilege_grant",
+            grant,
+            after={"queue": queue.name, "user": grantee.get_username(), "privilege": privilege},
+        )
     return grant
 
 
@@ -417,11 +513,21 @@ def queue_privilege_grant(*, user: User, queue: Queue, grantee: AbstractBaseUser
 def queue_privilege_revoke(*, user: User, grant: QueuePrivilege) -> None:
     """DBMS_AQADM.REVOKE_QUEUE_PRIVILEGE."""
     _require(user, Capability.CONFIGURE)
-    before = {"queue": grant.queue.name, "user": grant.user.get_username(),
-              "privilege": grant.privilege}
+    before = {
+        "queue": grant.queue.name,
+        "user": grant.user.get_username(),
+        "privilege": grant.privilege,
+    }
     grant.delete()
-    _log(user, ChangeAction.DELETE, "queue_privilege_revoke", None, before=before,
-         object_type="queues.queueprivilege", object_repr=str(before))
+    _log(
+        user,
+        ChangeAction.DELETE,
+        "queue_privilege_revoke",
+        None,
+        before=before,
+        object_type="queues.queueprivilege",
+        object_repr=str(before),
+    )
 
 
 def _check_secure(user: User, queue: Queue, privilege: str, agent_name: str | None) -> None:
@@ -430,9 +536,7 @@ def _check_secure(user: User, queue: Queue, privilege: str, agent_name: str | No
     qt = queue.queue_table
     if not qt.secure or user is None or user.is_superuser or qt.owner_id == user.pk:
         return
-    agents = set(
-        AgentUser.objects.filter(user_id=user.pk).values_list("agent__name", flat=True)
-    )
+    agents = set(AgentUser.objects.filter(user_id=user.pk).values_list("agent__name", flat=True))
     if not agents:
         raise Forbidden(
             f"{_username(user)} is not a secure queue user: no AQ agent is associated with it."
@@ -514,17 +618,30 @@ def message_dequeue(
     with transaction.atomic():
         conn = raw_connection()
         return engine.dequeue(
-            conn, engine.queue_info(conn, q.pk), mode=request.mode,
-            navigation=request.navigation, consumer=request.consumer_name,
-            correlation=request.correlation, msgid=request.msgid, batch=request.batch,
-            wait=request.wait, after=after, lease_seconds=request.lease_seconds,
+            conn,
+            engine.queue_info(conn, q.pk),
+            mode=request.mode,
+            navigation=request.navigation,
+            consumer=request.consumer_name,
+            correlation=request.correlation,
+            msgid=request.msgid,
+            batch=request.batch,
+            wait=request.wait,
+            after=after,
+            lease_seconds=request.lease_seconds,
             listener=listener,
         )
 
 
 @transaction.atomic
-def message_ack(*, user: User, queue: Queue | int | str, msgid: int, lock_token: str,
-                consumer_name: str | None = None) -> engine.DequeuedMessage:
+def message_ack(
+    *,
+    user: User,
+    queue: Queue | int | str,
+    msgid: int,
+    lock_token: str,
+    consumer_name: str | None = None,
+) -> engine.DequeuedMessage:
     """Finish a LOCKED dequeue: the message is consumed."""
     _require(user, Capability.OPERATE)
     q = _queue_for_message_op(queue)
@@ -533,18 +650,27 @@ def message_ack(*, user: User, queue: Queue | int | str, msgid: int, lock_token:
 
 
 @transaction.atomic
-def message_release(*, user: User, queue: Queue | int | str, msgid: int, lock_token: str,
-                    consumer_name: str | None = None, failed: bool = True) -> None:
+def message_release(
+    *,
+    user: User,
+    queue: Queue | int | str,
+    msgid: int,
+    lock_token: str,
+    consumer_name: str | None = None,
+    failed: bool = True,
+) -> None:
     """Give back a LOCKED message; a failure counts an attempt (retry delay, exception queue)."""
     _require(user, Capability.OPERATE)
     q = _queue_for_message_op(queue)
     _check_secure(user, q, Privilege.DEQUEUE, consumer_name)
-    engine.release(raw_connection(), _info(q), msgid, lock_token, consumer=consumer_name,
-                   failed=failed)
+    engine.release(
+        raw_connection(), _info(q), msgid, lock_token, consumer=consumer_name, failed=failed
+    )
 
 
-def message_process(*, user: User, queue: Queue | int | str, handler: Any,
-                    request: DequeueRequest | None = None) -> engine.DequeuedMessage | None:
+def message_process(
+    *, user: User, queue: Queue | int | str, handler: Any, request: DequeueRequest | None = None
+) -> engine.DequeuedMessage | None:
     """Dequeue one message in REMOVE mode and run ``handler(message)`` in the same transaction.
     If the handler raises, the dequeue rolls back and the attempt is counted in a transaction of
     its own (AQ's rolled-back dequeue), then the error propagates."""
@@ -567,8 +693,9 @@ def message_process(*, user: User, queue: Queue | int | str, handler: Any,
         raise
 
 
-def _fail_consumer(conn: psycopg.Connection, msgid: int, queue: Queue | int | str,
-                   consumer: str) -> None:
+def _fail_consumer(
+    conn: psycopg.Connection, msgid: int, queue: Queue | int | str, consumer: str
+) -> None:
     info = engine.queue_info(conn, _queue_for_message_op(queue).pk)
     sub = engine.subscriber_id(conn, info, consumer)
     # The rolled-back dequeue put the consumer row back; count the attempt on it.
@@ -585,17 +712,25 @@ def queue_purge(*, user: User, queue: Queue, condition: engine.PurgeCondition) -
     """DBMS_AQADM.PURGE_QUEUE_TABLE for one queue: remove the messages matching ``condition``."""
     _require(user, Capability.OPERATE)
     removed = engine.purge(raw_connection(), _info(queue), condition)
-    _log(user, ChangeAction.ACTION, "queue_purge", queue,
-         before={"condition": _purge_repr(condition)}, after={"removed": removed})
+    _log(
+        user,
+        ChangeAction.ACTION,
+        "queue_purge",
+        queue,
+        before={"condition": _purge_repr(condition)},
+        after={"removed": removed},
+    )
     return removed
 
 
 def _purge_repr(c: engine.PurgeCondition) -> dict[str, Any]:
     return {
-        "states": list(c.states), "correlation": c.correlation,
+        "states": list(c.states),
+        "correlation": c.correlation,
         "ids": list(c.ids) if c.ids is not None else None,
         "enqueued_before": c.enqueued_before.isoformat() if c.enqueued_before else None,
-        "priority": c.priority, "all": c.is_all(),
+        "priority": c.priority,
+        "all": c.is_all(),
     }
 
 
@@ -611,24 +746,39 @@ def exception_queue_replay(*, user: User, queue: Queue, ids: Sequence[int] | Non
     if ids is not None:
         with transaction.atomic():
             moved = engine.replay(raw_connection(), _info(queue), ids)
-            _log(user, ChangeAction.ACTION, "exception_queue_replay", queue,
-                 before={"ids": list(ids)}, after={"replayed": len(moved)})
+            _log(
+                user,
+                ChangeAction.ACTION,
+                "exception_queue_replay",
+                queue,
+                before={"ids": list(ids)},
+                after={"replayed": len(moved)},
+            )
             return len(moved)
     total = 0
     while True:
         with transaction.atomic():
             conn = raw_connection()
-            chunk = [r[0] for r in conn.execute(
-                "SELECT id FROM aq_message WHERE queue_id = %s AND state = 'EXPIRED' "
-                "AND original_queue_id IS NOT NULL ORDER BY id LIMIT %s",
-                (queue.pk, REPLAY_CHUNK),
-            ).fetchall()]
+            chunk = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM aq_message WHERE queue_id = %s AND state = 'EXPIRED' "
+                    "AND original_queue_id IS NOT NULL ORDER BY id LIMIT %s",
+                    (queue.pk, REPLAY_CHUNK),
+                ).fetchall()
+            ]
             if not chunk:
                 break
             total += len(engine.replay(conn, _info(queue), chunk))
     with transaction.atomic():
-        _log(user, ChangeAction.ACTION, "exception_queue_replay", queue,
-             before={"ids": "all"}, after={"replayed": total})
+        _log(
+            user,
+            ChangeAction.ACTION,
+            "exception_queue_replay",
+            queue,
+            before={"ids": "all"},
+            after={"replayed": total},
+        )
     return total
 
 

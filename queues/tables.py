@@ -23,8 +23,16 @@ class QueueTableTable(tables.Table):
 
     class Meta:
         model = QueueTable
-        fields = ("name", "sort_order", "multiple_consumers", "secure", "payload_type",
-                  "queue_count", "owner", "comment")
+        fields = (
+            "name",
+            "sort_order",
+            "multiple_consumers",
+            "secure",
+            "payload_type",
+            "queue_count",
+            "owner",
+            "comment",
+        )
         attrs = ATTRS
 
 
@@ -44,15 +52,27 @@ class QueueListTable(tables.Table):
 
     class Meta:
         model = Queue
-        fields = ("name", "queue_table", "kind", "depth_ready", "depth_waiting",
-                  "depth_processed", "depth_expired", "oldest_ready", "enqueued", "dequeued",
-                  "enqueue_enabled", "dequeue_enabled")
+        fields = (
+            "name",
+            "queue_table",
+            "kind",
+            "depth_ready",
+            "depth_waiting",
+            "depth_processed",
+            "depth_expired",
+            "oldest_ready",
+            "enqueued",
+            "dequeued",
+            "enqueue_enabled",
+            "dequeue_enabled",
+        )
         attrs = ATTRS
 
     def render_oldest_ready(self, value):  # type: ignore[no-untyped-def]
         age = timezone.now() - value
-        return format_html('<span title="{}">{} s</span>', value.isoformat(),
-                           int(age.total_seconds()))
+        return format_html(
+            '<span title="{}">{} s</span>', value.isoformat(), int(age.total_seconds())
+        )
 
     def render_kind(self, value, record):  # type: ignore[no-untyped-def]
         return "exception" if record.kind == "EXCEPTION_QUEUE" else "normal"
@@ -60,22 +80,33 @@ class QueueListTable(tables.Table):
 
 class MessageTable(tables.Table):
     id = tables.Column(linkify=False)
-    payload = tables.TemplateColumn(
-        template_name="queues/_payload_cell.html", orderable=False
-    )
+    payload = tables.TemplateColumn(template_name="queues/_payload_cell.html", orderable=False)
 
     class Meta:
         model = Message
-        fields = ("id", "state", "priority", "kind", "type_name", "correlation", "sender",
-                  "enq_time", "attempts", "exception_reason", "replayed", "payload")
+        fields = (
+            "id",
+            "state",
+            "priority",
+            "kind",
+            "type_name",
+            "correlation",
+            "sender",
+            "enq_time",
+            "attempts",
+            "exception_reason",
+            "replayed",
+            "payload",
+        )
         attrs = ATTRS
 
 
 class AgentTable(tables.Table):
     name = tables.Column()
     users = tables.ManyToManyColumn(verbose_name="Users", transform=lambda u: u.username)
-    actions = tables.TemplateColumn(template_name="queues/_agent_actions.html", orderable=False,
-                                    verbose_name="")
+    actions = tables.TemplateColumn(
+        template_name="queues/_agent_actions.html", orderable=False, verbose_name=""
+    )
 
     class Meta:
         model = Agent
@@ -86,8 +117,9 @@ class AgentTable(tables.Table):
 class QueuePrivilegeTable(tables.Table):
     queue = tables.Column(linkify=True)
     user = tables.Column()
-    actions = tables.TemplateColumn(template_name="queues/_privilege_actions.html",
-                                    orderable=False, verbose_name="")
+    actions = tables.TemplateColumn(
+        template_name="queues/_privilege_actions.html", orderable=False, verbose_name=""
+    )
 
     class Meta:
         model = QueuePrivilege

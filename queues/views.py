@@ -103,8 +103,9 @@ def status_views(request: HttpRequest) -> HttpResponse:
     table_class, selector = choices.get(view, choices["dba_queues"])
     table = table_class(selector())
     RequestConfig(request, paginate={"per_page": 25}).configure(table)
-    return render(request, "queues/status_views.html",
-                  {"table": table, "view": view, "views": list(choices)})
+    return render(
+        request, "queues/status_views.html", {"table": table, "view": view, "views": list(choices)}
+    )
 
 
 # --- queue tables --------------------------------------------------------------------------------
@@ -122,12 +123,19 @@ def queuetable_add(request: HttpRequest) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     form = QueueTableCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        qt = run_service(request, form, lambda: services.queue_table_create(
-            user=request.user, **form.cleaned_data))
+        qt = run_service(
+            request,
+            form,
+            lambda: services.queue_table_create(user=request.user, **form.cleaned_data),
+        )
         if qt is not None:
             return redirect(qt)
-    return render(request, "core/form.html", {"form": form, "title": "New queue table"},
-                  status=400 if form.errors else 200)
+    return render(
+        request,
+        "core/form.html",
+        {"form": form, "title": "New queue table"},
+        status=400 if form.errors else 200,
+    )
 
 
 def queuetable_edit(request: HttpRequest, pk: int) -> HttpResponse:
@@ -135,20 +143,32 @@ def queuetable_edit(request: HttpRequest, pk: int) -> HttpResponse:
     qt = get_object_or_404(QueueTable, pk=pk)
     form = QueueTableEditForm(request.POST or None, instance=qt)
     if request.method == "POST" and form.is_valid():
-        done = run_service(request, form, lambda: services.queue_table_update(
-            user=request.user, queue_table=qt, **form.cleaned_data))
+        done = run_service(
+            request,
+            form,
+            lambda: services.queue_table_update(
+                user=request.user, queue_table=qt, **form.cleaned_data
+            ),
+        )
         if done is not None:
             return redirect(done)
-    return render(request, "core/form.html", {"form": form, "title": f"Edit {qt.name}"},
-                  status=400 if form.errors else 200)
+    return render(
+        request,
+        "core/form.html",
+        {"form": form, "title": f"Edit {qt.name}"},
+        status=400 if form.errors else 200,
+    )
 
 
 def queuetable_delete(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     qt = get_object_or_404(QueueTable, pk=pk)
     if request.method == "POST":
-        done = run_action(request, lambda: services.queue_table_delete(
-            user=request.user, queue_table=qt), f"Queue table {qt.name} dropped.")
+        done = run_action(
+            request,
+            lambda: services.queue_table_delete(user=request.user, queue_table=qt),
+            f"Queue table {qt.name} dropped.",
+        )
         if done is not None or not QueueTable.objects.filter(pk=pk).exists():
             return redirect("queues:queuetable_list")
         return redirect(qt)
@@ -169,18 +189,22 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
     RequestConfig(request, paginate={"per_page": 20}).configure(table)
     if request.htmx and request.GET.get("fragment") == "messages":
         return render(request, "core/_table.html", {"table": table})
-    return render(request, "queues/queue_detail.html", {
-        "object": queue,
-        "table": table,
-        "filter": filterset,
-        "subscribers": queue.subscribers.all(),
-        "enqueue_form": EnqueueForm(),
-        "dequeue_form": DequeueForm(),
-        "purge_form": PurgeForm(queue=queue),
-        "replay_form": ReplayForm(),
-        "subscriber_form": SubscriberForm(),
-        "commit_time_warning": queue.queue_table.sort_order == "priority,commit_time",
-    })
+    return render(
+        request,
+        "queues/queue_detail.html",
+        {
+            "object": queue,
+            "table": table,
+            "filter": filterset,
+            "subscribers": queue.subscribers.all(),
+            "enqueue_form": EnqueueForm(),
+            "dequeue_form": DequeueForm(),
+            "purge_form": PurgeForm(queue=queue),
+            "replay_form": ReplayForm(),
+            "subscriber_form": SubscriberForm(),
+            "commit_time_warning": queue.queue_table.sort_order == "priority,commit_time",
+        },
+    )
 
 
 def queue_add(request: HttpRequest) -> HttpResponse:
@@ -188,12 +212,17 @@ def queue_add(request: HttpRequest) -> HttpResponse:
     initial = {"queue_table": request.GET.get("queue_table")}
     form = QueueCreateForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
-        queue = run_service(request, form, lambda: services.queue_create(
-            user=request.user, **form.cleaned_data))
+        queue = run_service(
+            request, form, lambda: services.queue_create(user=request.user, **form.cleaned_data)
+        )
         if queue is not None:
             return redirect(queue)
-    return render(request, "core/form.html", {"form": form, "title": "New queue"},
-                  status=400 if form.errors else 200)
+    return render(
+        request,
+        "core/form.html",
+        {"form": form, "title": "New queue"},
+        status=400 if form.errors else 200,
+    )
 
 
 def queue_edit(request: HttpRequest, pk: int) -> HttpResponse:
@@ -201,20 +230,30 @@ def queue_edit(request: HttpRequest, pk: int) -> HttpResponse:
     queue = get_object_or_404(Queue, pk=pk)
     form = QueueEditForm(request.POST or None, instance=queue)
     if request.method == "POST" and form.is_valid():
-        done = run_service(request, form, lambda: services.queue_update(
-            user=request.user, queue=queue, **form.cleaned_data))
+        done = run_service(
+            request,
+            form,
+            lambda: services.queue_update(user=request.user, queue=queue, **form.cleaned_data),
+        )
         if done is not None:
             return redirect(done)
-    return render(request, "core/form.html", {"form": form, "title": f"Edit {queue.name}"},
-                  status=400 if form.errors else 200)
+    return render(
+        request,
+        "core/form.html",
+        {"form": form, "title": f"Edit {queue.name}"},
+        status=400 if form.errors else 200,
+    )
 
 
 def queue_delete(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     queue = get_object_or_404(Queue, pk=pk)
     if request.method == "POST":
-        run_action(request, lambda: services.queue_delete(user=request.user, queue=queue),
-                   f"Queue {queue.name} dropped.")
+        run_action(
+            request,
+            lambda: services.queue_delete(user=request.user, queue=queue),
+            f"Queue {queue.name} dropped.",
+        )
         if not Queue.objects.filter(pk=pk).exists():
             return redirect("queues:queue_list")
         return redirect(queue)
@@ -229,8 +268,11 @@ def queue_toggle(request: HttpRequest, pk: int, verb: str) -> HttpResponse:
         what = request.POST.get("what", "both")
         flags = {"enqueue": what in ("enqueue", "both"), "dequeue": what in ("dequeue", "both")}
         service = services.queue_start if verb == "start" else services.queue_stop
-        run_action(request, lambda: service(user=request.user, queue=queue, **flags),
-                   f"{verb.capitalize()}ed {what} on {queue.name}.")
+        run_action(
+            request,
+            lambda: service(user=request.user, queue=queue, **flags),
+            f"{verb.capitalize()}ed {what} on {queue.name}.",
+        )
     return redirect(queue)
 
 
@@ -243,14 +285,25 @@ def queue_enqueue(request: HttpRequest, pk: int) -> HttpResponse:
         data = dict(form.cleaned_data)
         visibility = data.pop("visibility")
         msg = engine.NewMessage(**data)
-        result = run_service(request, form, lambda: services.message_enqueue(
-            user=request.user, queue=queue, messages=[msg], visibility=visibility))
+        result = run_service(
+            request,
+            form,
+            lambda: services.message_enqueue(
+                user=request.user, queue=queue, messages=[msg], visibility=visibility
+            ),
+        )
         if result is not None and not request.htmx:
             return redirect(queue)
-    return render(request, "queues/_enqueue.html",
-                  {"object": queue, "enqueue_form": form if result is None else EnqueueForm(),
-                   "enqueued": result},
-                  status=400 if form.errors else 200)
+    return render(
+        request,
+        "queues/_enqueue.html",
+        {
+            "object": queue,
+            "enqueue_form": form if result is None else EnqueueForm(),
+            "enqueued": result,
+        },
+        status=400 if form.errors else 200,
+    )
 
 
 def queue_dequeue(request: HttpRequest, pk: int) -> HttpResponse:
@@ -262,11 +315,17 @@ def queue_dequeue(request: HttpRequest, pk: int) -> HttpResponse:
         req = services.DequeueRequest(**form.cleaned_data)
         req.consumer_name = req.consumer_name or None
         req.correlation = req.correlation or None
-        got = run_service(request, form, lambda: services.message_dequeue(
-            user=request.user, queue=queue, request=req))
-    return render(request, "queues/_dequeue.html",
-                  {"object": queue, "dequeue_form": form, "dequeued": got},
-                  status=400 if form.errors else 200)
+        got = run_service(
+            request,
+            form,
+            lambda: services.message_dequeue(user=request.user, queue=queue, request=req),
+        )
+    return render(
+        request,
+        "queues/_dequeue.html",
+        {"object": queue, "dequeue_form": form, "dequeued": got},
+        status=400 if form.errors else 200,
+    )
 
 
 def queue_purge(request: HttpRequest, pk: int) -> HttpResponse:
@@ -275,17 +334,24 @@ def queue_purge(request: HttpRequest, pk: int) -> HttpResponse:
     form = PurgeForm(request.POST or None, queue=queue)
     if request.method == "POST" and form.is_valid():
         cond = engine.PurgeCondition(
-            states=form.cleaned_data["states"], correlation=form.cleaned_data["correlation"] or None,
+            states=form.cleaned_data["states"],
+            correlation=form.cleaned_data["correlation"] or None,
             ids=form.cleaned_data["ids"],
         )
-        removed = run_service(request, form, lambda: services.queue_purge(
-            user=request.user, queue=queue, condition=cond))
+        removed = run_service(
+            request,
+            form,
+            lambda: services.queue_purge(user=request.user, queue=queue, condition=cond),
+        )
         if removed is not None:
             messages.success(request, f"Purged {removed} message(s) from {queue.name}.")
             return redirect(queue)
-    return render(request, "core/form.html",
-                  {"form": form, "title": f"Purge {queue.name}", "danger": True},
-                  status=400 if form.errors else 200)
+    return render(
+        request,
+        "core/form.html",
+        {"form": form, "title": f"Purge {queue.name}", "danger": True},
+        status=400 if form.errors else 200,
+    )
 
 
 def queue_replay(request: HttpRequest, pk: int) -> HttpResponse:
@@ -293,13 +359,22 @@ def queue_replay(request: HttpRequest, pk: int) -> HttpResponse:
     queue = get_object_or_404(Queue, pk=pk)
     form = ReplayForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        moved = run_service(request, form, lambda: services.exception_queue_replay(
-            user=request.user, queue=queue, ids=form.cleaned_data["ids"]))
+        moved = run_service(
+            request,
+            form,
+            lambda: services.exception_queue_replay(
+                user=request.user, queue=queue, ids=form.cleaned_data["ids"]
+            ),
+        )
         if moved is not None:
             messages.success(request, f"Replayed {moved} message(s) to their original queues.")
             return redirect(queue)
-    return render(request, "core/form.html", {"form": form, "title": f"Replay from {queue.name}"},
-                  status=400 if form.errors else 200)
+    return render(
+        request,
+        "core/form.html",
+        {"form": form, "title": f"Replay from {queue.name}"},
+        status=400 if form.errors else 200,
+    )
 
 
 def subscriber_add(request: HttpRequest, pk: int) -> HttpResponse:
@@ -307,21 +382,30 @@ def subscriber_add(request: HttpRequest, pk: int) -> HttpResponse:
     queue = get_object_or_404(Queue.objects.select_related("queue_table"), pk=pk)
     form = SubscriberForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        sub = run_service(request, form, lambda: services.subscriber_add(
-            user=request.user, queue=queue, **form.cleaned_data))
+        sub = run_service(
+            request,
+            form,
+            lambda: services.subscriber_add(user=request.user, queue=queue, **form.cleaned_data),
+        )
         if sub is not None:
             return redirect(queue)
-    return render(request, "core/form.html",
-                  {"form": form, "title": f"Add subscriber to {queue.name}"},
-                  status=400 if form.errors else 200)
+    return render(
+        request,
+        "core/form.html",
+        {"form": form, "title": f"Add subscriber to {queue.name}"},
+        status=400 if form.errors else 200,
+    )
 
 
 def subscriber_remove(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     sub = get_object_or_404(Subscriber.objects.select_related("queue"), pk=pk)
     if request.method == "POST":
-        run_action(request, lambda: services.subscriber_remove(user=request.user, subscriber=sub),
-                   f"Subscriber {sub.name} removed.")
+        run_action(
+            request,
+            lambda: services.subscriber_remove(user=request.user, subscriber=sub),
+            f"Subscriber {sub.name} removed.",
+        )
     return redirect(sub.queue)
 
 
@@ -332,19 +416,30 @@ def agent_add(request: HttpRequest) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     form = AgentForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        if run_service(request, form, lambda: services.agent_create(
-                user=request.user, **form.cleaned_data)) is not None:
+        if (
+            run_service(
+                request, form, lambda: services.agent_create(user=request.user, **form.cleaned_data)
+            )
+            is not None
+        ):
             return redirect("queues:agent_list")
-    return render(request, "core/form.html", {"form": form, "title": "New AQ agent"},
-                  status=400 if form.errors else 200)
+    return render(
+        request,
+        "core/form.html",
+        {"form": form, "title": "New AQ agent"},
+        status=400 if form.errors else 200,
+    )
 
 
 def agent_delete(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     agent = get_object_or_404(Agent, pk=pk)
     if request.method == "POST":
-        run_action(request, lambda: services.agent_delete(user=request.user, agent=agent),
-                   f"Agent {agent.name} dropped.")
+        run_action(
+            request,
+            lambda: services.agent_delete(user=request.user, agent=agent),
+            f"Agent {agent.name} dropped.",
+        )
     return redirect("queues:agent_list")
 
 
@@ -353,33 +448,68 @@ def agent_access(request: HttpRequest, verb: str) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     form = AgentAccessForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        service = (services.agent_enable_db_access if verb == "enable"
-                   else services.agent_disable_db_access)
-        if run_service(request, form, lambda: service(
-                user=request.user, agent=form.cleaned_data["agent"],
-                db_user=form.cleaned_data["user"]) or True) is not None:
+        service = (
+            services.agent_enable_db_access
+            if verb == "enable"
+            else services.agent_disable_db_access
+        )
+        if (
+            run_service(
+                request,
+                form,
+                lambda: (
+                    service(
+                        user=request.user,
+                        agent=form.cleaned_data["agent"],
+                        db_user=form.cleaned_data["user"],
+                    )
+                    or True
+                ),
+            )
+            is not None
+        ):
             return redirect("queues:agent_list")
-    return render(request, "core/form.html", {"form": form, "title": f"{verb.capitalize()} access"},
-                  status=400 if form.errors else 200)
+    return render(
+        request,
+        "core/form.html",
+        {"form": form, "title": f"{verb.capitalize()} access"},
+        status=400 if form.errors else 200,
+    )
 
 
 def privilege_grant(request: HttpRequest) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     form = PrivilegeForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        if run_service(request, form, lambda: services.queue_privilege_grant(
-                user=request.user, queue=form.cleaned_data["queue"],
-                grantee=form.cleaned_data["user"],
-                privilege=form.cleaned_data["privilege"])) is not None:
+        if (
+            run_service(
+                request,
+                form,
+                lambda: services.queue_privilege_grant(
+                    user=request.user,
+                    queue=form.cleaned_data["queue"],
+                    grantee=form.cleaned_data["user"],
+                    privilege=form.cleaned_data["privilege"],
+                ),
+            )
+            is not None
+        ):
             return redirect("queues:privilege_list")
-    return render(request, "core/form.html", {"form": form, "title": "Grant queue privilege"},
-                  status=400 if form.errors else 200)
+    return render(
+        request,
+        "core/form.html",
+        {"form": form, "title": "Grant queue privilege"},
+        status=400 if form.errors else 200,
+    )
 
 
 def privilege_revoke(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     grant = get_object_or_404(QueuePrivilege.objects.select_related("queue", "user"), pk=pk)
     if request.method == "POST":
-        run_action(request, lambda: services.queue_privilege_revoke(user=request.user, grant=grant),
-                   "Privilege revoked.")
+        run_action(
+            request,
+            lambda: services.queue_privilege_revoke(user=request.user, grant=grant),
+            "Privilege revoked.",
+        )
     return redirect(reverse("queues:privilege_list"))

@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,23 +14,56 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='ChangeLogEntry',
+            name="ChangeLogEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('time', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('username', models.CharField(blank=True, max_length=150)),
-                ('action', models.CharField(choices=[('create', 'Create'), ('update', 'Update'), ('delete', 'Delete'), ('action', 'Operator action')], max_length=16)),
-                ('verb', models.CharField(help_text='Service verb, for example queue_purge.', max_length=64)),
-                ('object_type', models.CharField(db_index=True, max_length=64)),
-                ('object_id', models.CharField(blank=True, max_length=64)),
-                ('object_repr', models.CharField(max_length=200)),
-                ('before', models.JSONField(blank=True, null=True)),
-                ('after', models.JSONField(blank=True, null=True)),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("time", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("username", models.CharField(blank=True, max_length=150)),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[
+                            ("create", "Create"),
+                            ("update", "Update"),
+                            ("delete", "Delete"),
+                            ("action", "Operator action"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "verb",
+                    models.CharField(
+                        help_text="Service verb, for example queue_purge.", max_length=64
+                    ),
+                ),
+                ("object_type", models.CharField(db_index=True, max_length=64)),
+                ("object_id", models.CharField(blank=True, max_length=64)),
+                ("object_repr", models.CharField(max_length=200)),
+                ("before", models.JSONField(blank=True, null=True)),
+                ("after", models.JSONField(blank=True, null=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-time', '-id'],
-                'indexes': [models.Index(fields=['object_type', 'object_id'], name='core_change_object__d0f8af_idx')],
+                "ordering": ["-time", "-id"],
+                "indexes": [
+                    models.Index(
+                        fields=["object_type", "object_id"], name="core_change_object__d0f8af_idx"
+                    )
+                ],
             },
         ),
     ]

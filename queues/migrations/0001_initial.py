@@ -7,7 +7,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -16,219 +15,527 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Agent',
+            name="Agent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=128, unique=True, validators=[django.core.validators.RegexValidator('^[A-Za-z][A-Za-z0-9_$#]{0,127}$', 'Use a letter followed by letters, digits, _, $ or # (at most 128 characters).')])),
-                ('address', models.CharField(blank=True, max_length=256)),
-                ('comment', models.TextField(blank=True)),
-                ('created', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        max_length=128,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[A-Za-z][A-Za-z0-9_$#]{0,127}$",
+                                "Use a letter followed by letters, digits, _, $ or # (at most 128 characters).",
+                            )
+                        ],
+                    ),
+                ),
+                ("address", models.CharField(blank=True, max_length=256)),
+                ("comment", models.TextField(blank=True)),
+                ("created", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='AgentUser',
+            name="AgentUser",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('agent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to='queues.agent')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                (
+                    "agent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, to="queues.agent"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='agent',
-            name='users',
-            field=models.ManyToManyField(blank=True, related_name='aq_agents', through='queues.AgentUser', to=settings.AUTH_USER_MODEL),
+            model_name="agent",
+            name="users",
+            field=models.ManyToManyField(
+                blank=True,
+                related_name="aq_agents",
+                through="queues.AgentUser",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.CreateModel(
-            name='Queue',
+            name="Queue",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=128, unique=True, validators=[django.core.validators.RegexValidator('^[A-Za-z][A-Za-z0-9_$#]{0,127}$', 'Use a letter followed by letters, digits, _, $ or # (at most 128 characters).')])),
-                ('kind', models.CharField(choices=[('NORMAL_QUEUE', 'Normal queue'), ('EXCEPTION_QUEUE', 'Exception queue')], default='NORMAL_QUEUE', max_length=16)),
-                ('max_retries', models.PositiveIntegerField(default=5)),
-                ('retry_delay', models.FloatField(default=0, validators=[django.core.validators.MinValueValidator(0)])),
-                ('retention_time', models.FloatField(default=0, validators=[django.core.validators.MinValueValidator(0)])),
-                ('enqueue_enabled', models.BooleanField(default=True)),
-                ('dequeue_enabled', models.BooleanField(default=True)),
-                ('comment', models.TextField(blank=True)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('updated', models.DateTimeField(auto_now=True)),
-                ('exception_queue', models.ForeignKey(blank=True, help_text="Where failed and expired messages go; the queue table's default when empty.", null=True, on_delete=django.db.models.deletion.PROTECT, related_name='source_queues', to='queues.queue')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        max_length=128,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[A-Za-z][A-Za-z0-9_$#]{0,127}$",
+                                "Use a letter followed by letters, digits, _, $ or # (at most 128 characters).",
+                            )
+                        ],
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("NORMAL_QUEUE", "Normal queue"),
+                            ("EXCEPTION_QUEUE", "Exception queue"),
+                        ],
+                        default="NORMAL_QUEUE",
+                        max_length=16,
+                    ),
+                ),
+                ("max_retries", models.PositiveIntegerField(default=5)),
+                (
+                    "retry_delay",
+                    models.FloatField(
+                        default=0, validators=[django.core.validators.MinValueValidator(0)]
+                    ),
+                ),
+                (
+                    "retention_time",
+                    models.FloatField(
+                        default=0, validators=[django.core.validators.MinValueValidator(0)]
+                    ),
+                ),
+                ("enqueue_enabled", models.BooleanField(default=True)),
+                ("dequeue_enabled", models.BooleanField(default=True)),
+                ("comment", models.TextField(blank=True)),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                ("updated", models.DateTimeField(auto_now=True)),
+                (
+                    "exception_queue",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="Where failed and expired messages go; the queue table's default when empty.",
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="source_queues",
+                        to="queues.queue",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='QueuePrivilege',
+            name="QueuePrivilege",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('privilege', models.CharField(choices=[('ENQUEUE', 'Enqueue'), ('DEQUEUE', 'Dequeue'), ('ALL', 'Enqueue and dequeue')], max_length=8)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('queue', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='privileges', to='queues.queue')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "privilege",
+                    models.CharField(
+                        choices=[
+                            ("ENQUEUE", "Enqueue"),
+                            ("DEQUEUE", "Dequeue"),
+                            ("ALL", "Enqueue and dequeue"),
+                        ],
+                        max_length=8,
+                    ),
+                ),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                (
+                    "queue",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="privileges",
+                        to="queues.queue",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='QueueStat',
+            name="QueueStat",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('shard', models.SmallIntegerField()),
-                ('enqueued', models.BigIntegerField(default=0)),
-                ('dequeued', models.BigIntegerField(default=0)),
-                ('queue', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='queues.queue')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("shard", models.SmallIntegerField()),
+                ("enqueued", models.BigIntegerField(default=0)),
+                ("dequeued", models.BigIntegerField(default=0)),
+                (
+                    "queue",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="queues.queue",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'aq_queue_stat',
+                "db_table": "aq_queue_stat",
             },
         ),
         migrations.CreateModel(
-            name='QueueTable',
+            name="QueueTable",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=128, unique=True, validators=[django.core.validators.RegexValidator('^[A-Za-z][A-Za-z0-9_$#]{0,127}$', 'Use a letter followed by letters, digits, _, $ or # (at most 128 characters).')])),
-                ('sort_order', models.CharField(choices=[('enq_time', 'enq_time'), ('priority', 'priority'), ('commit_time', 'commit_time'), ('priority,commit_time', 'priority, commit_time')], default='enq_time', max_length=24)),
-                ('multiple_consumers', models.BooleanField(default=False)),
-                ('secure', models.BooleanField(default=False)),
-                ('payload_type', models.CharField(default='ANY', help_text='ANY for self-describing JSON, or a type name whose payloads the schema validates.', max_length=128)),
-                ('payload_schema', models.JSONField(blank=True, null=True)),
-                ('comment', models.TextField(blank=True)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('updated', models.DateTimeField(auto_now=True)),
-                ('owner', models.ForeignKey(blank=True, help_text="The owner may do everything on a secure queue table's queues.", null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='queue_tables', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        max_length=128,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[A-Za-z][A-Za-z0-9_$#]{0,127}$",
+                                "Use a letter followed by letters, digits, _, $ or # (at most 128 characters).",
+                            )
+                        ],
+                    ),
+                ),
+                (
+                    "sort_order",
+                    models.CharField(
+                        choices=[
+                            ("enq_time", "enq_time"),
+                            ("priority", "priority"),
+                            ("commit_time", "commit_time"),
+                            ("priority,commit_time", "priority, commit_time"),
+                        ],
+                        default="enq_time",
+                        max_length=24,
+                    ),
+                ),
+                ("multiple_consumers", models.BooleanField(default=False)),
+                ("secure", models.BooleanField(default=False)),
+                (
+                    "payload_type",
+                    models.CharField(
+                        default="ANY",
+                        help_text="ANY for self-describing JSON, or a type name whose payloads the schema validates.",
+                        max_length=128,
+                    ),
+                ),
+                ("payload_schema", models.JSONField(blank=True, null=True)),
+                ("comment", models.TextField(blank=True)),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                ("updated", models.DateTimeField(auto_now=True)),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="The owner may do everything on a secure queue table's queues.",
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="queue_tables",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.AddField(
-            model_name='queue',
-            name='queue_table',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='queues', to='queues.queuetable'),
+            model_name="queue",
+            name="queue_table",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="queues",
+                to="queues.queuetable",
+            ),
         ),
         migrations.CreateModel(
-            name='Message',
+            name="Message",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('state', models.CharField(choices=[('WAITING', 'Waiting'), ('READY', 'Ready'), ('PROCESSED', 'Processed'), ('EXPIRED', 'Expired')], max_length=10)),
-                ('priority', models.IntegerField(default=1)),
-                ('sort_pri', models.IntegerField(default=0)),
-                ('commit_seq', models.BigIntegerField(null=True)),
-                ('kind', models.CharField(choices=[('USER', 'User message'), ('ROW_LCR', 'Row change record'), ('DDL_LCR', 'DDL change record')], default='USER', max_length=8)),
-                ('type_name', models.CharField(blank=True, max_length=128)),
-                ('correlation', models.CharField(blank=True, max_length=128)),
-                ('sender', models.CharField(blank=True, max_length=128)),
-                ('headers', models.JSONField(default=dict)),
-                ('payload', models.JSONField(null=True)),
-                ('enq_time', models.DateTimeField()),
-                ('enq_user', models.CharField(blank=True, max_length=150)),
-                ('delay_until', models.DateTimeField(null=True)),
-                ('expiration', models.FloatField(help_text='Seconds a READY message may wait.', null=True)),
-                ('expire_at', models.DateTimeField(null=True)),
-                ('attempts', models.IntegerField(default=0)),
-                ('locked_until', models.DateTimeField(null=True)),
-                ('lock_token', models.UUIDField(null=True)),
-                ('pending_consumers', models.IntegerField(default=0)),
-                ('processed_at', models.DateTimeField(null=True)),
-                ('exception_reason', models.CharField(blank=True, max_length=200)),
-                ('replayed', models.BooleanField(default=False)),
-                ('original_queue', models.ForeignKey(db_index=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='queues.queue')),
-                ('queue', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='messages', to='queues.queue')),
-                ('queue_table', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='queues.queuetable')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("WAITING", "Waiting"),
+                            ("READY", "Ready"),
+                            ("PROCESSED", "Processed"),
+                            ("EXPIRED", "Expired"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("priority", models.IntegerField(default=1)),
+                ("sort_pri", models.IntegerField(default=0)),
+                ("commit_seq", models.BigIntegerField(null=True)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("USER", "User message"),
+                            ("ROW_LCR", "Row change record"),
+                            ("DDL_LCR", "DDL change record"),
+                        ],
+                        default="USER",
+                        max_length=8,
+                    ),
+                ),
+                ("type_name", models.CharField(blank=True, max_length=128)),
+                ("correlation", models.CharField(blank=True, max_length=128)),
+                ("sender", models.CharField(blank=True, max_length=128)),
+                ("headers", models.JSONField(default=dict)),
+                ("payload", models.JSONField(null=True)),
+                ("enq_time", models.DateTimeField()),
+                ("enq_user", models.CharField(blank=True, max_length=150)),
+                ("delay_until", models.DateTimeField(null=True)),
+                (
+                    "expiration",
+                    models.FloatField(help_text="Seconds a READY message may wait.", null=True),
+                ),
+                ("expire_at", models.DateTimeField(null=True)),
+                ("attempts", models.IntegerField(default=0)),
+                ("locked_until", models.DateTimeField(null=True)),
+                ("lock_token", models.UUIDField(null=True)),
+                ("pending_consumers", models.IntegerField(default=0)),
+                ("processed_at", models.DateTimeField(null=True)),
+                ("exception_reason", models.CharField(blank=True, max_length=200)),
+                ("replayed", models.BooleanField(default=False)),
+                (
+                    "original_queue",
+                    models.ForeignKey(
+                        db_index=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="queues.queue",
+                    ),
+                ),
+                (
+                    "queue",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="messages",
+                        to="queues.queue",
+                    ),
+                ),
+                (
+                    "queue_table",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="queues.queuetable",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'aq_message',
-                'ordering': ['sort_pri', 'commit_seq', 'id'],
+                "db_table": "aq_message",
+                "ordering": ["sort_pri", "commit_seq", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Subscriber',
+            name="Subscriber",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=128, validators=[django.core.validators.RegexValidator('^[A-Za-z][A-Za-z0-9_$#]{0,127}$', 'Use a letter followed by letters, digits, _, $ or # (at most 128 characters).')])),
-                ('address', models.CharField(blank=True, max_length=256)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('queue', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='subscribers', to='queues.queue')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        max_length=128,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[A-Za-z][A-Za-z0-9_$#]{0,127}$",
+                                "Use a letter followed by letters, digits, _, $ or # (at most 128 characters).",
+                            )
+                        ],
+                    ),
+                ),
+                ("address", models.CharField(blank=True, max_length=256)),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                (
+                    "queue",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="subscribers",
+                        to="queues.queue",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='MessageConsumer',
+            name="MessageConsumer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('attempts', models.IntegerField(default=0)),
-                ('locked_until', models.DateTimeField(null=True)),
-                ('lock_token', models.UUIDField(null=True)),
-                ('message', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='consumers', to='queues.message')),
-                ('subscriber', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='queues.subscriber')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("attempts", models.IntegerField(default=0)),
+                ("locked_until", models.DateTimeField(null=True)),
+                ("lock_token", models.UUIDField(null=True)),
+                (
+                    "message",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="consumers",
+                        to="queues.message",
+                    ),
+                ),
+                (
+                    "subscriber",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="queues.subscriber",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'aq_message_consumer',
+                "db_table": "aq_message_consumer",
             },
         ),
         migrations.AddConstraint(
-            model_name='agentuser',
-            constraint=models.UniqueConstraint(fields=('agent', 'user'), name='agent_user_unique'),
+            model_name="agentuser",
+            constraint=models.UniqueConstraint(fields=("agent", "user"), name="agent_user_unique"),
         ),
         migrations.AddConstraint(
-            model_name='queueprivilege',
-            constraint=models.UniqueConstraint(fields=('queue', 'user', 'privilege'), name='queue_privilege_unique'),
+            model_name="queueprivilege",
+            constraint=models.UniqueConstraint(
+                fields=("queue", "user", "privilege"), name="queue_privilege_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='queuestat',
-            constraint=models.UniqueConstraint(fields=('queue', 'shard'), name='aq_queue_stat_unique'),
+            model_name="queuestat",
+            constraint=models.UniqueConstraint(
+                fields=("queue", "shard"), name="aq_queue_stat_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='queue',
-            constraint=models.CheckConstraint(condition=models.Q(('retry_delay__gte', 0)), name='queue_retry_delay_not_negative'),
+            model_name="queue",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("retry_delay__gte", 0)), name="queue_retry_delay_not_negative"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='queue',
-            constraint=models.CheckConstraint(condition=models.Q(('retention_time__gte', 0)), name='queue_retention_not_negative'),
+            model_name="queue",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("retention_time__gte", 0)), name="queue_retention_not_negative"
+            ),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=models.Index(condition=models.Q(('state', 'READY')), fields=['queue', 'sort_pri', 'commit_seq', 'id'], name='aq_message_dequeue'),
+            model_name="message",
+            index=models.Index(
+                condition=models.Q(("state", "READY")),
+                fields=["queue", "sort_pri", "commit_seq", "id"],
+                name="aq_message_dequeue",
+            ),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=models.Index(fields=['queue', 'state'], name='aq_message_queue_state'),
+            model_name="message",
+            index=models.Index(fields=["queue", "state"], name="aq_message_queue_state"),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=models.Index(condition=models.Q(('state', 'WAITING')), fields=['delay_until'], name='aq_message_waiting'),
+            model_name="message",
+            index=models.Index(
+                condition=models.Q(("state", "WAITING")),
+                fields=["delay_until"],
+                name="aq_message_waiting",
+            ),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=models.Index(condition=models.Q(('expire_at__isnull', False), ('state', 'READY')), fields=['expire_at'], name='aq_message_expiring'),
+            model_name="message",
+            index=models.Index(
+                condition=models.Q(("expire_at__isnull", False), ("state", "READY")),
+                fields=["expire_at"],
+                name="aq_message_expiring",
+            ),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=models.Index(condition=models.Q(('locked_until__isnull', False)), fields=['locked_until'], name='aq_message_leased'),
+            model_name="message",
+            index=models.Index(
+                condition=models.Q(("locked_until__isnull", False)),
+                fields=["locked_until"],
+                name="aq_message_leased",
+            ),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=models.Index(condition=models.Q(('state', 'PROCESSED')), fields=['processed_at'], name='aq_message_processed'),
+            model_name="message",
+            index=models.Index(
+                condition=models.Q(("state", "PROCESSED")),
+                fields=["processed_at"],
+                name="aq_message_processed",
+            ),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=models.Index(fields=['queue', 'correlation'], name='aq_message_correlation'),
+            model_name="message",
+            index=models.Index(fields=["queue", "correlation"], name="aq_message_correlation"),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=models.Index(condition=models.Q(('original_queue__isnull', False)), fields=['original_queue'], name='aq_message_original'),
+            model_name="message",
+            index=models.Index(
+                condition=models.Q(("original_queue__isnull", False)),
+                fields=["original_queue"],
+                name="aq_message_original",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='subscriber',
-            constraint=models.UniqueConstraint(fields=('queue', 'name'), name='subscriber_unique_per_queue'),
+            model_name="subscriber",
+            constraint=models.UniqueConstraint(
+                fields=("queue", "name"), name="subscriber_unique_per_queue"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='messageconsumer',
-            constraint=models.UniqueConstraint(fields=('subscriber', 'message'), name='aq_message_consumer_unique'),
+            model_name="messageconsumer",
+            constraint=models.UniqueConstraint(
+                fields=("subscriber", "message"), name="aq_message_consumer_unique"
+            ),
         ),
     ]

@@ -1,0 +1,12 @@
+"""One API root: every app's router registry merged under /api/."""
+
+from rest_framework.routers import DefaultRouter
+
+from core.api.urls import router as core_router
+from queues.api.urls import router as queues_router
+
+router = DefaultRouter()
+for app_router in (queues_router, core_router):
+    router.registry.extend(app_router.registry)
+
+urlpatterns = router.urls

@@ -1,0 +1,338 @@
+"""API shapes. Serializers validate input shape only; the services decide and write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from rest_framework import serializers
+
+from queues import engine
+from queues.choices import DequeueMode, MessageKind, MessageState, Navigation, Privilege, Visibility
+from queues.models import (
+    Agent,
+    DbaAqAgentPriv,
+    DbaQueue,
+    DbaQueueTable,
+    Message,
+    Queue,
+    QueuePrivilege,
+    QueueTable,
+    Subscriber,
+    name_validator,
+)
+
+User = get_user_model()
+
+
+class QueueTableSerializer(serializers.ModelSerializer):
+    owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    queue_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = QueueTable
+        fields = [
+            "id",
+            "name",
+            "owner",
+            "sort_order",
+            "multiple_consumers",
+            "secure",
+            "payload_type",
+            "payload_schema",
+            "comment",
+            "queue_count",
+            "created",
+            "updated",
+        ]
+        read_only_fields = ["created", "updated"]
+        # Uniqueness is the service's call (case-insensitive, with a 409); the name rule stays.
+        extra_kwargs = {"name": {"validators": [name_validator]}}
+
+
+class QueueTableUpdateSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = QueueTable
+        fields = ["comment", "payload_schema"]
+
+
+class QueueSerializer(serializers.ModelSerializer):
+    queue_table = serializers.SlugRelatedField(slug_field="name", queryset=QueueTable.objects.all())
+    exception_queue = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=Queue.objects.filter(kind="EXCEPTION_QUEUE"),
+        required=False,
+        allow_null=True,
+    )
+    depth_ready = serializers.IntegerField(read_only=True)
+    depth_waiting = serializers.IntegerField(read_only=True)
+    depth_processed = serializers.IntegerField(read_only=True)
+    depth_expired = serializers.IntegerField(read_only=True)
+    oldest_ready = serializers.DateTimeField(read_only=True, allow_null=True)
+    enqueued = serializers.IntegerField(read_only=True)
+    dequeued = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Queue
+        fields = [
+            "id",
+            "name",
+            "queue_table",
+            "kind",
+            "exception_queue",
+            "max_retries",
+            "retry_delay",
+            "retention_time",
+            "enqueue_enabled",
+            "dequeue_enabled",
+            "comment",
+            "depth_ready",
+            "depth_waiting",
+            "depth_processed",
+            "depth_expired",
+            "oldest_ready",
+            "enqueued",
+            "dequeued",
+            "created",
+            "updated",
+        ]
+        read_only_fields = ["created", "updated"]
+        extra_kwargs = {"name": {"validators": [name_validator]}}
+
+
+class QueueUpdateSerializer(serializers.ModelSerializer):
+    exception_queue = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=Queue.objects.filter(kind="EXCEPTION_QUEUE"),
+        required=False,
+        allow_null=True,
+    )
+
+    class Meta:
+        model = Queue
+        fields = [
+            "exception_queue",
+            "max_retries",
+            "retry_delay",
+            "retention_time",
+            "comment",
+            "enqueue_enabled",
+            "dequeue_enabled",
+        ]
+
+
+class MessageSerializer(serializers.ModelSerializer):
+    queue = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    original_queue = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = Message
+        fields = [
+            "id",
+            "queue",
+            "state",
+            "priority",
+            "kind",
+            "type_name",
+            "correlation",
+            "sender",
+            "headers",
+            "payload",
+            "enq_time",
+            "enq_user",
+            "delay_until",
+            "expiration",
+            "expire_at",
+            "attempts",
+            "pending_consumers",
+            "original_queue",
+            "exception_reason",
+            "replayed",
+        ]
+
+
+class NewMessageSerializer(serializers.Serializer):
+    payload = serializers.JSONField()
+    priority = serializers.IntegerField(default=1, min_value=-(2**31), max_value=2**31 - 1)
+    delay = serializers.FloatField(default=0, min_value=0)
+    expiration = serializers.FloatField(required=False, allow_null=True, min_value=0)
+    correlation = serializers.CharField(required=False, allow_blank=True, max_length=128)
+    sender = serializers.CharField(required=False, allow_blank=True, max_length=128)
+    headers = serializers.DictField(required=False)
+    kind = serializers.ChoiceField(choices=MessageKind.choices, default=MessageKind.USER)
+    type_name = serializers.CharField(required=False, allow_blank=True, max_length=128)
+    recipients = serializers.ListField(
+        child=serializers.CharField(max_length=128), required=False, allow_null=True
+    )
+
+    def to_message(self, data: dict[str, Any]) -> engine.NewMessage:
+        return engine.NewMessage(**data)
+
+
+class EnqueueSerializer(serializers.Serializer):
+    """Either one message (its fields at the top level) or ``messages``: a list, one transaction."""
+
+    messages = NewMessageSerializer(many=True, required=False)
+    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.ON_COMMIT)
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if isinstance(data, dict) and "messages" not in data:
+            single = NewMessageSerializer(data=data)
+            single.is_valid(raise_exception=True)
+            return {
+                "messages": [single.validated_data],
+                "visibility": data.get("visibility", Visibility.ON_COMMIT),
+            }
+        out = super().to_internal_value(data)
+        if not out.get("messages"):
+            raise serializers.ValidationError({"messages": ["Give at least one message."]})
+        return out
+
+
+class EnqueueResultSerializer(serializers.Serializer):
+    ids = serializers.ListField(child=serializers.IntegerField())
+
+
+class DequeueSerializer(serializers.Serializer):
+    mode = serializers.ChoiceField(choices=DequeueMode.choices, default=DequeueMode.REMOVE)
+    navigation = serializers.ChoiceField(
+        choices=Navigation.choices, default=Navigation.FIRST_MESSAGE
+    )
+    consumer_name = serializers.CharField(required=False, allow_null=True, max_length=128)
+    correlation = serializers.CharField(required=False, allow_null=True, max_length=128)
+    msgid = serializers.IntegerField(required=False, allow_null=True)
+    batch = serializers.IntegerField(default=1, min_value=1, max_value=10_000)
+    wait = serializers.FloatField(default=0, min_value=0, max_value=60)
+    cursor = serializers.CharField(required=False, allow_null=True)
+    lease_seconds = serializers.FloatField(
+        default=engine.DEFAULT_LEASE_S, min_value=1, max_value=86_400
+    )
+
+
+class DequeuedMessageSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    state = serializers.CharField()
+    priority = serializers.IntegerField()
+    kind = serializers.CharField()
+    type_name = serializers.CharField()
+    correlation = serializers.CharField()
+    sender = serializers.CharField()
+    headers = serializers.DictField()
+    payload = serializers.JSONField()
+    enq_time = serializers.DateTimeField()
+    attempts = serializers.IntegerField()
+    lock_token = serializers.UUIDField(allow_null=True)
+    exception_reason = serializers.CharField()
+    cursor = serializers.SerializerMethodField()
+
+    def get_cursor(self, obj: engine.DequeuedMessage) -> str:
+        return obj.position.token()
+
+
+class DequeueResultSerializer(serializers.Serializer):
+    messages = DequeuedMessageSerializer(many=True)
+    cursor = serializers.CharField(allow_null=True)
+
+
+class LeaseSerializer(serializers.Serializer):
+    msgid = serializers.IntegerField()
+    lock_token = serializers.UUIDField()
+    consumer_name = serializers.CharField(required=False, allow_null=True, max_length=128)
+    failed = serializers.BooleanField(default=True, help_text="Release only: count an attempt.")
+
+
+class PurgeSerializer(serializers.Serializer):
+    all = serializers.BooleanField(default=False, help_text="Required to purge every message.")
+    states = serializers.ListField(
+        child=serializers.ChoiceField(choices=MessageState.choices), required=False
+    )
+    correlation = serializers.CharField(required=False, allow_null=True, max_length=128)
+    ids = serializers.ListField(child=serializers.IntegerField(), required=False, allow_null=True)
+    enqueued_before = serializers.DateTimeField(required=False, allow_null=True)
+    priority = serializers.IntegerField(required=False, allow_null=True)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        cond = self.condition(attrs)
+        if cond.is_all() and not attrs.get("all"):
+            raise serializers.ValidationError(
+                {"all": ["No condition given: set all=true to purge every message."]}
+            )
+        return attrs
+
+    @staticmethod
+    def condition(attrs: dict[str, Any]) -> engine.PurgeCondition:
+        return engine.PurgeCondition(
+            states=attrs.get("states") or (),
+            correlation=attrs.get("correlation"),
+            ids=attrs.get("ids"),
+            enqueued_before=attrs.get("enqueued_before"),
+            priority=attrs.get("priority"),
+        )
+
+
+class ReplaySerializer(serializers.Serializer):
+    ids = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        allow_null=True,
+        help_text="Omit to replay every message of the exception queue.",
+    )
+
+
+class CountSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+
+
+class SubscriberSerializer(serializers.ModelSerializer):
+    queue = serializers.SlugRelatedField(slug_field="name", queryset=Queue.objects.all())
+
+    class Meta:
+        model = Subscriber
+        fields = ["id", "queue", "name", "address", "created"]
+        read_only_fields = ["created"]
+        validators: list = []
+        extra_kwargs = {"name": {"validators": [name_validator]}}
+
+
+class AgentSerializer(serializers.ModelSerializer):
+    users = serializers.SlugRelatedField(slug_field="username", many=True, read_only=True)
+
+    class Meta:
+        model = Agent
+        fields = ["id", "name", "address", "comment", "users", "created"]
+        read_only_fields = ["created"]
+        extra_kwargs = {"name": {"validators": [name_validator]}}
+
+
+class AgentAccessSerializer(serializers.Serializer):
+    user = serializers.SlugRelatedField(slug_field="username", queryset=User.objects.all())
+
+
+class QueuePrivilegeSerializer(serializers.ModelSerializer):
+    queue = serializers.SlugRelatedField(slug_field="name", queryset=Queue.objects.all())
+    user = serializers.SlugRelatedField(slug_field="username", queryset=User.objects.all())
+    privilege = serializers.ChoiceField(choices=Privilege.choices)
+
+    class Meta:
+        model = QueuePrivilege
+        fields = ["id", "queue", "user", "privilege", "created"]
+        read_only_fields = ["created"]
+        validators: list = []
+
+
+class DbaQueueTableSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DbaQueueTable
+        exclude = ["queue_table_id"]
+
+
+class DbaQueueSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DbaQueue
+        fields = "__all__"
+
+
+class DbaAqAgentPrivSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DbaAqAgentPriv
+        exclude = ["agent_user_id", "agent_id"]
