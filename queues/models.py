@@ -275,6 +275,9 @@ class MessageConsumer(models.Model):
             )
         ]
 
+    def __str__(self) -> str:
+        return f"message {self.message_id} for subscriber {self.subscriber_id}"
+
 
 class QueueStat(models.Model):
     """Enqueue and dequeue counters, sharded by backend so concurrent clients don't contend."""
@@ -289,6 +292,9 @@ class QueueStat(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["queue", "shard"], name="aq_queue_stat_unique")
         ]
+
+    def __str__(self) -> str:
+        return f"counters of queue {self.queue_id} shard {self.shard}"
 
 
 # --- Oracle-named status views (created by migration 0002; read-only) ----------------------------
@@ -315,6 +321,9 @@ class DbaQueueTable(models.Model):
         db_table = "dba_queue_tables"
         ordering = ["queue_table"]
 
+    def __str__(self) -> str:
+        return self.queue_table
+
 
 class DbaQueue(models.Model):
     qid = models.BigIntegerField(primary_key=True)
@@ -338,6 +347,9 @@ class DbaQueue(models.Model):
         db_table = "dba_queues"
         ordering = ["name"]
 
+    def __str__(self) -> str:
+        return self.name
+
 
 class DbaAqAgentPriv(models.Model):
     agent_user_id = models.BigIntegerField(primary_key=True)
@@ -351,3 +363,6 @@ class DbaAqAgentPriv(models.Model):
         managed = False
         db_table = "dba_aq_agent_privs"
         ordering = ["agent_name", "db_username"]
+
+    def __str__(self) -> str:
+        return f"{self.agent_name} ↔ {self.db_username}"

@@ -415,14 +415,17 @@ def subscriber_remove(request: HttpRequest, pk: int) -> HttpResponse:
 def agent_add(request: HttpRequest) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     form = AgentForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        if (
+    if (
+        request.method == "POST"
+        and form.is_valid()
+        and (
             run_service(
                 request, form, lambda: services.agent_create(user=request.user, **form.cleaned_data)
             )
             is not None
-        ):
-            return redirect("queues:agent_list")
+        )
+    ):
+        return redirect("queues:agent_list")
     return render(
         request,
         "core/form.html",
@@ -480,8 +483,10 @@ def agent_access(request: HttpRequest, verb: str) -> HttpResponse:
 def privilege_grant(request: HttpRequest) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     form = PrivilegeForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        if (
+    if (
+        request.method == "POST"
+        and form.is_valid()
+        and (
             run_service(
                 request,
                 form,
@@ -493,8 +498,9 @@ def privilege_grant(request: HttpRequest) -> HttpResponse:
                 ),
             )
             is not None
-        ):
-            return redirect("queues:privilege_list")
+        )
+    ):
+        return redirect("queues:privilege_list")
     return render(
         request,
         "core/form.html",
