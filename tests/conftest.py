@@ -14,7 +14,8 @@ def _user(username: str, role: str | None, *, superuser: bool = False) -> User:
         user.is_superuser = user.is_staff = True
         user.save()
     if role:
-        user.groups.add(Group.objects.get(name=role))
+        # get_or_create: transactional tests flush the tables, data migrations included.
+        user.groups.add(Group.objects.get_or_create(name=role)[0])
     return user
 
 
