@@ -18,6 +18,10 @@ def object_snapshot(obj: models.Model) -> dict[str, Any]:
     for field in obj._meta.concrete_fields:
         if not field.editable:
             data[field.name] = getattr(obj, field.attname)
+    # model_to_dict gives many-to-many values as model instances, which JSON cannot hold.
+    for field in obj._meta.many_to_many:
+        if field.name in data:
+            data[field.name] = sorted(related.pk for related in data[field.name])
     return json.loads(json.dumps(data, cls=DjangoJSONEncoder))
 
 

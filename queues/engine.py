@@ -446,7 +446,8 @@ def enqueue(
 
 _COLUMNS = (
     "m.id, m.queue_id, m.state, m.priority, m.kind, m.type_name, m.correlation, m.sender, "
-    "m.headers, m.payload, m.enq_time, m.attempts, m.sort_pri, m.commit_seq, m.lock_token, "
+    "m.headers::text, m.payload::text, m.enq_time, m.attempts, m.sort_pri, m.commit_seq, "
+    "m.lock_token, "
     "m.original_queue_id, m.exception_reason"
 )
 _RETURNING = _COLUMNS.replace("m.", "")
@@ -472,11 +473,10 @@ def _row_to_message(row: Sequence[Any], lock_token: UUID | None = None) -> Deque
         orig,
         reason,
     ) = row
-    # Django's connection loads jsonb as text (its JSONField parses); a plain one parses it.
-    if isinstance(payload, str):
-        payload = json.loads(payload)
-    if isinstance(headers, str):
-        headers = json.loads(headers)
+    # Read as text on every connection (Django's loads jsonb as text, a plain psycopg one would
+    # parse it), so a payload that is a JSON string is never parsed twice.
+    payload = json.loads(payload)
+    headers = json.loads(headers)
     return DequeuedMessage(
         id=mid,
         queue_id=qid,
@@ -508,10 +508,13 @@ def _candidate_filter(
     state = EXPIRED if queue.is_exception else READY
     parts = [
         f"{alias}.queue_id = %(qid)s",
-        f"{alias}.state = %(state)s",
+        # A literal, not a parameter (it is one of two engine constants): the partial index
+        # aq_message_dequeue (WHERE state = 'READY') only matches a prepared statement's generic
+        # plan when the predicate is written out.
+        f"{alias}.state = '{state}'",
         f"{alias}.commit_seq IS NOT NULL",
     ]
-    params: dict[str, Any] = {"qid": queue.id, "state": state}
+    params: dict[str, Any] = {"qid": queue.id}
     if correlation:
         # AQ correlation identifiers take % and _ wildcards.
         parts.append(f"{alias}.correlation LIKE %(corr)s")
@@ -804,14 +807,13 @@ def release(
             raise LeaseMismatch(
                 f"Message {msgid} is not locked with that token.", field="lock_token"
             )
+        # Hand the lease back first: counting an attempt leaves rows under a live lease alone.
+        conn.execute(
+            "UPDATE aq_message_consumer SET locked_until = NULL, lock_token = NULL WHERE id = %s",
+            (row[0],),
+        )
         if failed:
             fail_consumer_attempts(conn, [row[0]])
-        else:
-            conn.execute(
-                "UPDATE aq_message_consumer SET locked_until = NULL, lock_token = NULL "
-                "WHERE id = %s",
-                (row[0],),
-            )
         return
     row = conn.execute(
         "SELECT id FROM aq_message WHERE id = %s AND queue_id = %s AND lock_token = %s FOR UPDATE",
@@ -819,18 +821,21 @@ def release(
     ).fetchone()
     if row is None:
         raise LeaseMismatch(f"Message {msgid} is not locked with that token.", field="lock_token")
+    conn.execute(
+        "UPDATE aq_message SET locked_until = NULL, lock_token = NULL WHERE id = %s", (msgid,)
+    )
     if failed:
         fail_attempts(conn, [msgid])
-    else:
-        conn.execute(
-            "UPDATE aq_message SET locked_until = NULL, lock_token = NULL WHERE id = %s", (msgid,)
-        )
 
 
 def fail_attempts(conn: psycopg.Connection, ids: Sequence[int]) -> list[int]:
     """Count a failed attempt on single-consumer messages (a rolled-back dequeue or a failed
     release). ``retry_delay`` defers the next try; past ``max_retries`` the message moves to its
-    queue's exception queue. Returns the ids moved there."""
+    queue's exception queue. Returns the ids moved there.
+
+    A message under a live lease is left alone: after a rolled-back dequeue another consumer may
+    have leased it before the attempt is counted, and clearing that lease would hand it out twice.
+    """
     if not ids:
         return []
     rows = conn.execute(
@@ -841,6 +846,7 @@ def fail_attempts(conn: psycopg.Connection, ids: Sequence[int]) -> list[int]:
                                   THEN now() + make_interval(secs => q.retry_delay) END
         FROM queues_queue q
         WHERE q.id = m.queue_id AND m.id = ANY(%s) AND m.state IN ('READY', 'WAITING')
+          AND (m.lock_token IS NULL OR m.locked_until <= now())
         RETURNING m.id, m.attempts > q.max_retries
         """,
         (list(ids),),
@@ -862,6 +868,7 @@ def fail_consumer_attempts(conn: psycopg.Connection, consumer_row_ids: Sequence[
                                    THEN now() + make_interval(secs => q.retry_delay) END
         FROM aq_message m JOIN queues_queue q ON q.id = m.queue_id
         WHERE mc.id = ANY(%s) AND m.id = mc.message_id
+          AND (mc.lock_token IS NULL OR mc.locked_until <= now())  -- see fail_attempts
         RETURNING mc.id, mc.attempts > q.max_retries
         """,
         (list(consumer_row_ids),),
@@ -873,18 +880,26 @@ def fail_consumer_attempts(conn: psycopg.Connection, consumer_row_ids: Sequence[
         f"""
         WITH d AS (DELETE FROM aq_message_consumer mc WHERE mc.id = ANY(%(ids)s)
                    RETURNING mc.message_id, mc.subscriber_id),
+        -- The copy keeps a consumer row for its subscriber, so a replay returns it to that
+        -- subscriber (and only to it) instead of leaving a message nobody can dequeue.
+        n AS (SELECT d.message_id, d.subscriber_id,
+                     nextval(pg_get_serial_sequence('aq_message', 'id')) AS copy_id FROM d),
         copy AS (
-            INSERT INTO aq_message (queue_id, queue_table_id, state, priority, sort_pri, commit_seq,
-                kind, type_name, correlation, sender, headers, payload, enq_time, enq_user,
-                expiration, attempts, pending_consumers, original_queue_id, exception_reason,
-                replayed)
-            SELECT q.exception_queue_id, m.queue_table_id, 'EXPIRED', m.priority, m.sort_pri,
-                   m.commit_seq, m.kind, m.type_name, m.correlation, m.sender, m.headers,
-                   m.payload, m.enq_time, m.enq_user, m.expiration, q.max_retries + 1, 0, m.queue_id,
-                   '{REASON_MAX_RETRIES} (consumer ' || s.name || ')', false
-            FROM d JOIN aq_message m ON m.id = d.message_id
+            INSERT INTO aq_message (id, queue_id, queue_table_id, state, priority, sort_pri,
+                commit_seq, kind, type_name, correlation, sender, headers, payload, enq_time,
+                enq_user, expiration, attempts, pending_consumers, original_queue_id,
+                exception_reason, replayed)
+            SELECT n.copy_id, q.exception_queue_id, m.queue_table_id, 'EXPIRED', m.priority,
+                   m.sort_pri, m.commit_seq, m.kind, m.type_name, m.correlation, m.sender,
+                   m.headers, m.payload, m.enq_time, m.enq_user, m.expiration, q.max_retries + 1,
+                   1, m.queue_id, '{REASON_MAX_RETRIES} (consumer ' || s.name || ')', false
+            FROM n JOIN aq_message m ON m.id = n.message_id
             JOIN queues_queue q ON q.id = m.queue_id
-            JOIN queues_subscriber s ON s.id = d.subscriber_id
+            JOIN queues_subscriber s ON s.id = n.subscriber_id
+        ),
+        copy_consumer AS (
+            INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
+            SELECT n.copy_id, n.subscriber_id, 0 FROM n
         )
         UPDATE aq_message m SET pending_consumers = m.pending_consumers - x.n,
                state = CASE WHEN m.pending_consumers = x.n THEN 'PROCESSED' ELSE m.state END,
@@ -942,7 +957,13 @@ def replay(conn: psycopg.Connection, queue: QueueInfo, ids: Sequence[int] | None
         WITH c AS (SELECT m.id FROM aq_message m WHERE {sel} AND m.original_queue_id IS NOT NULL
                    FOR UPDATE SKIP LOCKED)
         UPDATE aq_message m SET queue_id = m.original_queue_id, original_queue_id = NULL,
-               state = 'READY', attempts = 0, replayed = true, exception_reason = '',
+               -- A multi-consumer message whose subscribers have all gone is done, not READY
+               -- for nobody.
+               state = CASE WHEN qt.multiple_consumers AND m.pending_consumers = 0
+                            THEN 'PROCESSED' ELSE 'READY' END,
+               processed_at = CASE WHEN qt.multiple_consumers AND m.pending_consumers = 0
+                                   THEN now() END,
+               attempts = 0, replayed = true, exception_reason = '',
                locked_until = NULL, lock_token = NULL, delay_until = NULL,
                commit_seq = CASE WHEN qt.sort_order LIKE '%%commit_time' THEN NULL ELSE 0 END,
                expire_at = CASE WHEN m.expiration IS NOT NULL

@@ -172,7 +172,8 @@ def queue_table_delete(*, user: User, queue_table: QueueTable) -> None:
         )
     _refuse_if_referenced([q.pk for q in qt.queues.all()], what=f"queue table {qt.name}")
     before = object_snapshot(qt)
-    for q in qt.queues.order_by("kind"):  # normal queues first: they point at exception queues
+    # Normal queues first: they point at exception queues (NORMAL_QUEUE sorts after EXCEPTION_QUEUE).
+    for q in qt.queues.order_by("-kind"):
         q.delete()
     qt.delete()
     _log(
