@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -9,6 +10,7 @@ from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
@@ -37,11 +39,24 @@ def require(request: HttpRequest, capability: str) -> None:
         raise PermissionDenied("Your role does not allow this.")
 
 
+class BoundedPaginator(Paginator):
+    """Tables take ``?per_page=`` from the URL; keep it within 1..MAX_PER_PAGE, since a value
+    below 1 makes Django's Paginator raise EmptyPage even for page 1 (a 500)."""
+
+    MAX_PER_PAGE = 500
+
+    def __init__(self, object_list: Any, per_page: int | str, *args: Any, **kwargs: Any) -> None:
+        super().__init__(
+            object_list, min(max(int(per_page), 1), self.MAX_PER_PAGE), *args, **kwargs
+        )
+
+
 class ObjectListView(CapabilityMixin, SingleTableMixin, FilterView):
     """A paged, sortable, filterable table; HTMX requests get just the table fragment."""
 
     template_name = "core/object_list.html"
     paginate_by = 25
+    paginator_class = BoundedPaginator
     title = ""
     add_url_name: str | None = None
     selector: Callable[[], Any] | None = None
@@ -70,7 +85,14 @@ def run_service(request: HttpRequest, form: forms.Form, call: Callable[[], T]) -
         if exc.status_code == 403:
             raise PermissionDenied(exc.message) from exc
         field = exc.field if exc.field in form.fields else None
-        form.add_error(field, exc.message)
+        message = exc.message
+        if field is None and exc.field:
+            # A path inside a field (``payload.amount`` from a JSON Schema check): put the error
+            # on that field and name the path in it.
+            root = re.split(r"[.\[]", exc.field, maxsplit=1)[0]
+            if root in form.fields:
+                field, message = root, f"{exc.field}: {exc.message}"
+        form.add_error(field, message)
     except DjangoValidationError as exc:
         if hasattr(exc, "error_dict"):
             for field, errs in exc.message_dict.items():

@@ -6,13 +6,21 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.core.validators import MinValueValidator
 
 from queues.choices import DequeueMode, MessageKind, MessageState, Navigation, Privilege, Visibility
 from queues.models import Agent, Queue, QueueTable
 
 
+class JSONTextField(forms.JSONField):
+    """A JSON field whose empty value shows as an empty box rather than ``null``."""
+
+    def prepare_value(self, value: Any) -> Any:
+        return "" if value is None else super().prepare_value(value)
+
+
 class QueueTableCreateForm(forms.ModelForm):
-    payload_schema = forms.JSONField(
+    payload_schema = JSONTextField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 6, "class": "font-monospace"}),
         help_text="JSON Schema for typed payloads; leave empty for payload type ANY.",
@@ -33,7 +41,7 @@ class QueueTableCreateForm(forms.ModelForm):
 
 
 class QueueTableEditForm(forms.ModelForm):
-    payload_schema = forms.JSONField(
+    payload_schema = JSONTextField(
         required=False, widget=forms.Textarea(attrs={"rows": 6, "class": "font-monospace"})
     )
 
@@ -67,6 +75,7 @@ class QueueCreateForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["exception_queue"].queryset = Queue.objects.filter(kind="EXCEPTION_QUEUE")
+        not_negative(self, "retry_delay", "retention_time")
 
     def _post_clean(self) -> None:
         # The service validates the exception queue against the queue table; skip the model's
@@ -79,16 +88,27 @@ class QueueEditForm(forms.ModelForm):
         model = Queue
         fields = ["exception_queue", "max_retries", "retry_delay", "retention_time", "comment"]
         widgets = {"comment": forms.Textarea(attrs={"rows": 2})}
+        help_texts = QueueCreateForm.Meta.help_texts
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["exception_queue"].queryset = Queue.objects.filter(
             kind="EXCEPTION_QUEUE", queue_table=self.instance.queue_table_id
         )
+        not_negative(self, "retry_delay", "retention_time")
+
+
+def not_negative(form: forms.Form, *names: str) -> None:
+    """The model's MinValueValidator(0) runs only in full_clean; check in the form too, so that
+    every bad field is reported at once."""
+    for name in names:
+        field = form.fields[name]
+        field.validators.append(MinValueValidator(0))
+        field.widget.attrs["min"] = "0"
 
 
 class EnqueueForm(forms.Form):
-    payload = forms.JSONField(widget=forms.Textarea(attrs={"rows": 6, "class": "font-monospace"}))
+    payload = JSONTextField(widget=forms.Textarea(attrs={"rows": 6, "class": "font-monospace"}))
     kind = forms.ChoiceField(choices=MessageKind.choices, initial=MessageKind.USER)
     type_name = forms.CharField(required=False, max_length=128)
     priority = forms.IntegerField(initial=1)
@@ -101,6 +121,12 @@ class EnqueueForm(forms.Form):
     )
     visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.ON_COMMIT)
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Own ids: the queue page also holds the dequeue form and the message filter, which have
+        # fields of the same names (a label must point at its own input).
+        kwargs.setdefault("auto_id", "enq_%s")
+        super().__init__(*args, **kwargs)
+
     def clean_recipients(self) -> list[str] | None:
         raw = self.cleaned_data.get("recipients") or ""
         names = [n.strip() for n in raw.split(",") if n.strip()]
@@ -110,18 +136,36 @@ class EnqueueForm(forms.Form):
 class DequeueForm(forms.Form):
     mode = forms.ChoiceField(choices=DequeueMode.choices, initial=DequeueMode.REMOVE)
     navigation = forms.ChoiceField(choices=Navigation.choices, initial=Navigation.FIRST_MESSAGE)
-    consumer_name = forms.CharField(required=False, max_length=128)
+    consumer_name = forms.CharField(
+        required=False, max_length=128, help_text="The subscriber (multi-consumer queues)."
+    )
     correlation = forms.CharField(required=False, max_length=128)
     batch = forms.IntegerField(initial=1, min_value=1, max_value=1000)
-    wait = forms.FloatField(initial=0, min_value=0, max_value=30)
+    wait = forms.FloatField(
+        initial=0, min_value=0, max_value=30, help_text="Seconds to wait for a message, at most 30."
+    )
+
+    def __init__(self, *args: Any, browse_only: bool = False, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "deq_%s")  # see EnqueueForm
+        super().__init__(*args, **kwargs)
+        if browse_only:
+            # A role that may only look is offered only BROWSE; the field still accepts the
+            # other modes, so that asking for one is refused by the service (403), not the form.
+            self.fields["mode"].initial = DequeueMode.BROWSE
+            self.fields["mode"].widget.choices = [(DequeueMode.BROWSE, DequeueMode.BROWSE.label)]
 
 
 class PurgeForm(forms.Form):
     states = forms.MultipleChoiceField(
-        choices=MessageState.choices, required=False, widget=forms.CheckboxSelectMultiple
+        choices=MessageState.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked and no other condition: every message of the queue is purged.",
     )
     correlation = forms.CharField(required=False, max_length=128, help_text="% and _ wildcards.")
-    ids = forms.CharField(required=False, help_text="Comma-separated message ids.")
+    ids = forms.CharField(
+        required=False, label="Message ids", help_text="Comma-separated message ids."
+    )
     confirm = forms.CharField(help_text="Type the queue's name to confirm.")
 
     def __init__(self, *args: Any, queue: Queue, **kwargs: Any) -> None:
@@ -139,7 +183,9 @@ class PurgeForm(forms.Form):
 
 
 class ReplayForm(forms.Form):
-    ids = forms.CharField(required=False, help_text="Comma-separated ids; empty replays all.")
+    ids = forms.CharField(
+        required=False, label="Message ids", help_text="Comma-separated ids; empty replays all."
+    )
 
     def clean_ids(self) -> list[int] | None:
         return parse_ids(self.cleaned_data.get("ids") or "", field="ids")

@@ -472,11 +472,13 @@ def agent_enable_db_access(*, user: User, agent: Agent, db_user: AbstractBaseUse
 def agent_disable_db_access(*, user: User, agent: Agent, db_user: AbstractBaseUser) -> None:
     """DBMS_AQADM.DISABLE_DB_ACCESS."""
     _require(user, Capability.CONFIGURE)
-    deleted, _ = AgentUser.objects.filter(agent=agent, user=db_user).delete()
-    if not deleted:
+    link = AgentUser.objects.filter(agent=agent, user=db_user).first()
+    if link is None:
         raise DomainError(
             f"{db_user.get_username()} is not associated with {agent.name}.", field="user"
         )
+    link_id = link.pk
+    link.delete()
     _log(
         user,
         ChangeAction.DELETE,
@@ -484,6 +486,7 @@ def agent_disable_db_access(*, user: User, agent: Agent, db_user: AbstractBaseUs
         None,
         before={"agent": agent.name, "user": db_user.get_username()},
         object_type="queues.agentuser",
+        object_id=link_id,
         object_repr=f"{agent.name} ↔ {db_user.get_username()}",
     )
 
@@ -519,6 +522,7 @@ def queue_privilege_revoke(*, user: User, grant: QueuePrivilege) -> None:
         "user": grant.user.get_username(),
         "privilege": grant.privilege,
     }
+    grant_id, grant_repr = grant.pk, str(grant)
     grant.delete()
     _log(
         user,
@@ -527,7 +531,8 @@ def queue_privilege_revoke(*, user: User, grant: QueuePrivilege) -> None:
         None,
         before=before,
         object_type="queues.queueprivilege",
-        object_repr=str(before),
+        object_id=grant_id,
+        object_repr=grant_repr,
     )
 
 
@@ -744,6 +749,8 @@ def exception_queue_replay(*, user: User, queue: Queue, ids: Sequence[int] | Non
     transaction, so a huge replay never holds one long transaction and each message moves
     exactly once."""
     _require(user, Capability.OPERATE)
+    if queue.kind != QueueKind.EXCEPTION:
+        raise DomainError(f"{queue.name} is not an exception queue.", field="queue")
     if ids is not None:
         with transaction.atomic():
             moved = engine.replay(raw_connection(), _info(queue), ids)

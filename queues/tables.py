@@ -34,6 +34,7 @@ class QueueTableTable(tables.Table):
             "comment",
         )
         attrs = ATTRS
+        empty_text = "No queue tables."
 
 
 class QueueListTable(tables.Table):
@@ -67,6 +68,7 @@ class QueueListTable(tables.Table):
             "dequeue_enabled",
         )
         attrs = ATTRS
+        empty_text = "No queues."
 
     def render_oldest_ready(self, value):  # type: ignore[no-untyped-def]
         age = timezone.now() - value
@@ -80,25 +82,30 @@ class QueueListTable(tables.Table):
 
 class MessageTable(tables.Table):
     id = tables.Column(linkify=False)
+    enq_time = tables.DateTimeColumn(format="Y-m-d H:i:s")
     payload = tables.TemplateColumn(template_name="queues/_payload_cell.html", orderable=False)
 
     class Meta:
         model = Message
+        # The payload comes before the message type and sender, so that it is in sight on a
+        # normal screen without scrolling the table.
         fields = (
             "id",
             "state",
             "priority",
-            "kind",
-            "type_name",
             "correlation",
-            "sender",
             "enq_time",
             "attempts",
+            "original_queue",
             "exception_reason",
             "replayed",
             "payload",
+            "kind",
+            "type_name",
+            "sender",
         )
         attrs = ATTRS
+        empty_text = "No messages."
 
 
 class AgentTable(tables.Table):
@@ -112,11 +119,13 @@ class AgentTable(tables.Table):
         model = Agent
         fields = ("name", "address", "users", "comment")
         attrs = ATTRS
+        empty_text = "No agents."
 
 
 class QueuePrivilegeTable(tables.Table):
     queue = tables.Column(linkify=True)
     user = tables.Column()
+    created = tables.DateTimeColumn(format="Y-m-d H:i:s")
     actions = tables.TemplateColumn(
         template_name="queues/_privilege_actions.html", orderable=False, verbose_name=""
     )
@@ -125,22 +134,33 @@ class QueuePrivilegeTable(tables.Table):
         model = QueuePrivilege
         fields = ("queue", "user", "privilege", "created")
         attrs = ATTRS
+        empty_text = "No grants."
 
 
-class DbaQueueTablesTable(tables.Table):
+class OracleViewTable(tables.Table):
+    """A status view's table: its headers are Oracle's column names (QUEUE_TABLE, MAX_RETRIES),
+    as a DBA reads them in DBA_QUEUES, not humanized field names."""
+
+    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        for bound in self.columns:  # each table holds its own copies of the columns
+            bound.column.verbose_name = bound.name.upper()
+
+
+class DbaQueueTablesTable(OracleViewTable):
     class Meta:
         model = DbaQueueTable
         exclude = ("queue_table_id",)
         attrs = ATTRS
 
 
-class DbaQueuesTable(tables.Table):
+class DbaQueuesTable(OracleViewTable):
     class Meta:
         model = DbaQueue
         attrs = ATTRS
 
 
-class DbaAqAgentPrivsTable(tables.Table):
+class DbaAqAgentPrivsTable(OracleViewTable):
     class Meta:
         model = DbaAqAgentPriv
         exclude = ("agent_user_id", "agent_id")

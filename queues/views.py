@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.contrib import messages
@@ -11,7 +12,8 @@ from django.urls import reverse
 from django_tables2 import RequestConfig
 
 from core.choices import Capability
-from core.generic import ObjectListView, require, run_action, run_service
+from core.generic import BoundedPaginator, ObjectListView, require, run_action, run_service
+from core.roles import user_can
 from queues import engine, selectors, services
 from queues.filtersets import (
     AgentFilterSet,
@@ -102,7 +104,9 @@ def status_views(request: HttpRequest) -> HttpResponse:
     }
     table_class, selector = choices.get(view, choices["dba_queues"])
     table = table_class(selector())
-    RequestConfig(request, paginate={"per_page": 25}).configure(table)
+    RequestConfig(
+        request, paginate={"per_page": 25, "paginator_class": BoundedPaginator}
+    ).configure(table)
     return render(
         request, "queues/status_views.html", {"table": table, "view": view, "views": list(choices)}
     )
@@ -115,8 +119,15 @@ def queuetable_detail(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.VIEW)
     qt = get_object_or_404(selectors.queue_table_list(), pk=pk)
     queues = QueueListTable(selectors.queue_list().filter(queue_table=qt))
-    RequestConfig(request, paginate={"per_page": 25}).configure(queues)
-    return render(request, "queues/queuetable_detail.html", {"object": qt, "table": queues})
+    RequestConfig(
+        request, paginate={"per_page": 25, "paginator_class": BoundedPaginator}
+    ).configure(queues)
+    schema = None if qt.payload_schema is None else json.dumps(qt.payload_schema, indent=2)
+    return render(
+        request,
+        "queues/queuetable_detail.html",
+        {"object": qt, "table": queues, "schema_json": schema},
+    )
 
 
 def queuetable_add(request: HttpRequest) -> HttpResponse:
@@ -185,8 +196,15 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
     except Queue.DoesNotExist as exc:
         raise Http404("No such queue.") from exc
     filterset = MessageFilterSet(request.GET or None, queryset=selectors.message_list(queue=queue))
-    table = MessageTable(filterset.qs if filterset.is_bound else filterset.queryset)
-    RequestConfig(request, paginate={"per_page": 20}).configure(table)
+    table = MessageTable(
+        filterset.qs if filterset.is_bound else filterset.queryset,
+        # Why a message is there matters only in an exception queue; elsewhere the columns would
+        # push the payload out of sight.
+        exclude=() if queue.is_exception else ("original_queue", "exception_reason", "replayed"),
+    )
+    RequestConfig(
+        request, paginate={"per_page": 20, "paginator_class": BoundedPaginator}
+    ).configure(table)
     if request.htmx and request.GET.get("fragment") == "messages":
         return render(request, "core/_table.html", {"table": table})
     return render(
@@ -198,7 +216,7 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "filter": filterset,
             "subscribers": queue.subscribers.all(),
             "enqueue_form": EnqueueForm(),
-            "dequeue_form": DequeueForm(),
+            "dequeue_form": DequeueForm(browse_only=not user_can(request.user, Capability.OPERATE)),
             "purge_form": PurgeForm(queue=queue),
             "replay_form": ReplayForm(),
             "subscriber_form": SubscriberForm(),
@@ -276,6 +294,11 @@ def queue_toggle(request: HttpRequest, pk: int, verb: str) -> HttpResponse:
     return redirect(queue)
 
 
+# Sent (HX-Trigger) after an enqueue or a dequeue that changed messages: the queue page's message
+# table listens for it and reloads itself with its current filters.
+MESSAGES_CHANGED = "aq-messages-changed"
+
+
 def queue_enqueue(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.OPERATE)
     queue = get_object_or_404(Queue, pk=pk)
@@ -294,7 +317,7 @@ def queue_enqueue(request: HttpRequest, pk: int) -> HttpResponse:
         )
         if result is not None and not request.htmx:
             return redirect(queue)
-    return render(
+    response = render(
         request,
         "queues/_enqueue.html",
         {
@@ -304,12 +327,17 @@ def queue_enqueue(request: HttpRequest, pk: int) -> HttpResponse:
         },
         status=400 if form.errors else 200,
     )
+    if result:
+        response["HX-Trigger"] = MESSAGES_CHANGED
+    return response
 
 
 def queue_dequeue(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.VIEW)
     queue = get_object_or_404(Queue, pk=pk)
-    form = DequeueForm(request.POST or None)
+    form = DequeueForm(
+        request.POST or None, browse_only=not user_can(request.user, Capability.OPERATE)
+    )
     got = None
     if request.method == "POST" and form.is_valid():
         req = services.DequeueRequest(**form.cleaned_data)
@@ -320,12 +348,15 @@ def queue_dequeue(request: HttpRequest, pk: int) -> HttpResponse:
             form,
             lambda: services.message_dequeue(user=request.user, queue=queue, request=req),
         )
-    return render(
+    response = render(
         request,
         "queues/_dequeue.html",
         {"object": queue, "dequeue_form": form, "dequeued": got},
         status=400 if form.errors else 200,
     )
+    if got and form.cleaned_data["mode"] != engine.BROWSE:
+        response["HX-Trigger"] = MESSAGES_CHANGED
+    return response
 
 
 def queue_purge(request: HttpRequest, pk: int) -> HttpResponse:
@@ -349,7 +380,7 @@ def queue_purge(request: HttpRequest, pk: int) -> HttpResponse:
     return render(
         request,
         "core/form.html",
-        {"form": form, "title": f"Purge {queue.name}", "danger": True},
+        {"form": form, "title": f"Purge {queue.name}", "danger": True, "submit_label": "Purge"},
         status=400 if form.errors else 200,
     )
 
@@ -372,7 +403,7 @@ def queue_replay(request: HttpRequest, pk: int) -> HttpResponse:
     return render(
         request,
         "core/form.html",
-        {"form": form, "title": f"Replay from {queue.name}"},
+        {"form": form, "title": f"Replay from {queue.name}", "submit_label": "Replay"},
         status=400 if form.errors else 200,
     )
 
@@ -392,7 +423,7 @@ def subscriber_add(request: HttpRequest, pk: int) -> HttpResponse:
     return render(
         request,
         "core/form.html",
-        {"form": form, "title": f"Add subscriber to {queue.name}"},
+        {"form": form, "title": f"Add subscriber to {queue.name}", "submit_label": "Add"},
         status=400 if form.errors else 200,
     )
 
@@ -475,7 +506,11 @@ def agent_access(request: HttpRequest, verb: str) -> HttpResponse:
     return render(
         request,
         "core/form.html",
-        {"form": form, "title": f"{verb.capitalize()} access"},
+        {
+            "form": form,
+            "title": f"{verb.capitalize()} DB access",
+            "submit_label": verb.capitalize(),
+        },
         status=400 if form.errors else 200,
     )
 
@@ -504,7 +539,7 @@ def privilege_grant(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "core/form.html",
-        {"form": form, "title": "Grant queue privilege"},
+        {"form": form, "title": "Grant queue privilege", "submit_label": "Grant"},
         status=400 if form.errors else 200,
     )
 

@@ -51,9 +51,21 @@ class QueueTableSerializer(serializers.ModelSerializer):
 
 
 class QueueTableUpdateSerializer(serializers.ModelSerializer):
+    """The fixed properties are accepted so the service can refuse a change to them by name,
+    rather than the API ignoring them and answering 200."""
+
     class Meta:
         model = QueueTable
-        fields = ["comment", "payload_schema"]
+        fields = [
+            "name",
+            "sort_order",
+            "multiple_consumers",
+            "secure",
+            "payload_type",
+            "comment",
+            "payload_schema",
+        ]
+        extra_kwargs = {"name": {"validators": [name_validator]}}
 
 
 class QueueSerializer(serializers.ModelSerializer):
@@ -101,6 +113,11 @@ class QueueSerializer(serializers.ModelSerializer):
 
 
 class QueueUpdateSerializer(serializers.ModelSerializer):
+    """Name, queue table and kind are accepted so the service can refuse changing them by name."""
+
+    queue_table = serializers.SlugRelatedField(
+        slug_field="name", queryset=QueueTable.objects.all(), required=False
+    )
     exception_queue = serializers.SlugRelatedField(
         slug_field="name",
         queryset=Queue.objects.filter(kind="EXCEPTION_QUEUE"),
@@ -111,6 +128,9 @@ class QueueUpdateSerializer(serializers.ModelSerializer):
     class Meta:
         model = Queue
         fields = [
+            "name",
+            "queue_table",
+            "kind",
             "exception_queue",
             "max_retries",
             "retry_delay",
@@ -119,6 +139,7 @@ class QueueUpdateSerializer(serializers.ModelSerializer):
             "enqueue_enabled",
             "dequeue_enabled",
         ]
+        extra_kwargs = {"name": {"validators": [name_validator]}}
 
 
 class MessageSerializer(serializers.ModelSerializer):

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.choices import Capability
+from core.exceptions import DomainError
 from queues import selectors, services
 from queues.api import serializers as s
 from queues.filtersets import (
@@ -109,10 +110,11 @@ class QueueViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         services.queue_delete(user=self.request.user, queue=instance)
 
     def _flags(self, request: Request) -> dict[str, bool]:
-        what = request.data.get("what", "both") if hasattr(request.data, "get") else "both"
+        # A body that is not an object ([1, 2], "text", null) is a mistake, not "both".
+        if not hasattr(request.data, "get"):
+            raise DomainError('Send a JSON object, for example {"what": "both"}.', field="what")
+        what = request.data.get("what", "both")
         if what not in ("enqueue", "dequeue", "both"):
-            from core.exceptions import DomainError
-
             raise DomainError("Use enqueue, dequeue or both.", field="what")
         return {"enqueue": what in ("enqueue", "both"), "dequeue": what in ("dequeue", "both")}
 
