@@ -4,8 +4,9 @@ from core.models import ChangeLogEntry
 
 
 class ChangeLogTable(tables.Table):
-    time = tables.Column(linkify=True)
+    time = tables.DateTimeColumn(linkify=True, format="Y-m-d H:i:s")
     username = tables.Column(verbose_name="User")
+    object_repr = tables.Column(verbose_name="Object")
 
     class Meta:
         model = ChangeLogEntry

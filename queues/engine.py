@@ -308,10 +308,13 @@ WITH q AS (
     WHERE id = %(qid)s AND enqueue_enabled AND kind = 'NORMAL_QUEUE'
 ),
 m AS (
-    SELECT * FROM unnest(%(pri)s::int[], %(delay)s::float8[], %(exp)s::float8[],
-                         %(corr)s::text[], %(sender)s::text[], %(headers)s::text[],
-                         %(payload)s::text[], %(kind)s::text[], %(tname)s::text[],
-                         %(npend)s::int[])
+    -- Payloads and headers come as one JSON array each, not as text[]: psycopg escapes every
+    -- quote of every element of a text array in Python, which cost more than the INSERT itself.
+    SELECT * FROM ROWS FROM (
+             unnest(%(pri)s::int[]), unnest(%(delay)s::float8[]), unnest(%(exp)s::float8[]),
+             unnest(%(corr)s::text[]), unnest(%(sender)s::text[]),
+             jsonb_array_elements(%(headers)s::jsonb), jsonb_array_elements(%(payload)s::jsonb),
+             unnest(%(kind)s::text[]), unnest(%(tname)s::text[]), unnest(%(npend)s::int[]))
          WITH ORDINALITY AS m(priority, delay, expiration, correlation, sender, headers, payload,
                               kind, type_name, npend, ord)
 ),
@@ -421,8 +424,8 @@ def enqueue(
         "exp": [m.expiration for m in messages],
         "corr": [m.correlation or "" for m in messages],
         "sender": [m.sender or "" for m in messages],
-        "headers": [json.dumps(m.headers or {}) for m in messages],
-        "payload": [json.dumps(m.payload) for m in messages],
+        "headers": json.dumps([m.headers or {} for m in messages]),
+        "payload": json.dumps([m.payload for m in messages]),
         "kind": [m.kind for m in messages],
         "tname": [m.type_name or "" for m in messages],
         "npend": npend,

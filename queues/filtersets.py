@@ -3,11 +3,12 @@
 import django_filters
 from django.db.models import Q, QuerySet
 
+from core.filtersets import AnyBooleanWidget, BaseFilterSet
 from queues.choices import MessageKind, MessageState, QueueKind, SortOrder
 from queues.models import Agent, Message, Queue, QueuePrivilege, QueueTable, Subscriber
 
 
-class SearchFilterSet(django_filters.FilterSet):
+class SearchFilterSet(BaseFilterSet):
     q = django_filters.CharFilter(method="search", label="Search")
     search_fields: tuple[str, ...] = ("name",)
 
@@ -22,7 +23,7 @@ class QueueTableFilterSet(SearchFilterSet):
     search_fields = ("name", "comment")
     sort_order = django_filters.ChoiceFilter(choices=SortOrder.choices)
 
-    class Meta:
+    class Meta(BaseFilterSet.Meta):
         model = QueueTable
         fields = ["q", "sort_order", "multiple_consumers", "secure"]
 
@@ -31,9 +32,13 @@ class QueueFilterSet(SearchFilterSet):
     search_fields = ("name", "comment", "queue_table__name")
     kind = django_filters.ChoiceFilter(choices=QueueKind.choices)
     queue_table = django_filters.ModelChoiceFilter(queryset=QueueTable.objects.all())
-    multiple_consumers = django_filters.BooleanFilter(field_name="queue_table__multiple_consumers")
+    multiple_consumers = django_filters.BooleanFilter(
+        field_name="queue_table__multiple_consumers",
+        label="Multi-consumer",
+        widget=AnyBooleanWidget,
+    )
 
-    class Meta:
+    class Meta(BaseFilterSet.Meta):
         model = Queue
         fields = [
             "q",
@@ -45,15 +50,15 @@ class QueueFilterSet(SearchFilterSet):
         ]
 
 
-class MessageFilterSet(django_filters.FilterSet):
+class MessageFilterSet(BaseFilterSet):
     state = django_filters.ChoiceFilter(choices=MessageState.choices)
     kind = django_filters.ChoiceFilter(choices=MessageKind.choices)
     correlation = django_filters.CharFilter(lookup_expr="icontains")
     priority = django_filters.NumberFilter()
     queue = django_filters.ModelChoiceFilter(queryset=Queue.objects.all())
-    replayed = django_filters.BooleanFilter()
+    replayed = django_filters.BooleanFilter(widget=AnyBooleanWidget)
 
-    class Meta:
+    class Meta(BaseFilterSet.Meta):
         model = Message
         fields = ["queue", "state", "kind", "correlation", "priority", "replayed"]
 
@@ -61,21 +66,23 @@ class MessageFilterSet(django_filters.FilterSet):
 class SubscriberFilterSet(SearchFilterSet):
     queue = django_filters.ModelChoiceFilter(queryset=Queue.objects.all())
 
-    class Meta:
+    class Meta(BaseFilterSet.Meta):
         model = Subscriber
         fields = ["q", "queue"]
 
 
 class AgentFilterSet(SearchFilterSet):
-    class Meta:
+    class Meta(BaseFilterSet.Meta):
         model = Agent
         fields = ["q"]
 
 
-class QueuePrivilegeFilterSet(django_filters.FilterSet):
+class QueuePrivilegeFilterSet(BaseFilterSet):
     queue = django_filters.ModelChoiceFilter(queryset=Queue.objects.all())
-    username = django_filters.CharFilter(field_name="user__username", lookup_expr="iexact")
+    username = django_filters.CharFilter(
+        field_name="user__username", lookup_expr="iexact", label="User"
+    )
 
-    class Meta:
+    class Meta(BaseFilterSet.Meta):
         model = QueuePrivilege
         fields = ["queue", "username", "privilege"]
