@@ -1,0 +1,80 @@
+"""``python manage.py bench <suite> [--json] [--scale X] [--baseline]``: the workloads of the
+shared bench/WORKLOADS.md against the configured PostgreSQL (``DATABASE_URL``).
+
+With ``--json`` progress goes to stderr and stdout carries exactly one JSON object (the last line);
+without it a table is printed. A suite whose subject is not built yet is refused with the issue that
+builds it: this command never prints a number it did not measure.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from console.bench import PENDING, SUITES, suite_runner
+
+
+class Command(BaseCommand):
+    help = "Run a benchmark suite of bench/WORKLOADS.md (rates in messages per second)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("suite", help="Which suite: " + ", ".join(sorted(SUITES | PENDING)))
+        parser.add_argument(
+            "--json", action="store_true", help="Print one JSON object on the last line."
+        )
+        parser.add_argument(
+            "--scale",
+            type=float,
+            default=1.0,
+            help="Multiply every workload size (1.0 = WORKLOADS.md; smaller for a quick check).",
+        )
+        parser.add_argument(
+            "--baseline",
+            action="store_true",
+            help="Also measure the same shapes of work on a plain indexed table.",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        suite: str = options["suite"]
+        if suite in PENDING:
+            raise CommandError(f"The {suite!r} suite is not built yet: {PENDING[suite]}.")
+        if suite not in SUITES:
+            known = ", ".join(sorted(SUITES | PENDING))
+            raise CommandError(f"Unknown suite {suite!r}; the suites are: {known}.")
+        scale: float = options["scale"]
+        if not scale > 0:
+            raise CommandError("--scale must be greater than 0.")
+        as_json: bool = options["json"]
+        # Keep stdout for the result alone when it is machine-read.
+        out = self.stderr if as_json else self.stdout
+
+        result = suite_runner(suite)(
+            scale=scale, baseline=options["baseline"], log=lambda line: out.write(line)
+        )
+
+        if as_json:
+            self.stdout.write(json.dumps(result))
+        else:
+            width = max(len(k) for k in result)
+            for key, value in result.items():
+                self.stdout.write(f"{key:<{width}}  {value}")
+        problem = _invariant_problem(result)
+        if problem:
+            raise CommandError(problem)
+
+
+def _invariant_problem(result: dict[str, Any]) -> str | None:
+    """The figures are printed either way; a broken guarantee still fails the command."""
+    if "dequeue_4_consumers_total" in result:
+        expected = result["dequeue_4_consumers_n"]
+        if result["dequeue_4_consumers_total"] != expected or result.get(
+            "dequeue_4_consumers_duplicates"
+        ):
+            return (
+                f"dequeue_4_consumers received {result['dequeue_4_consumers_total']} distinct "
+                f"messages of {expected} with {result['dequeue_4_consumers_duplicates']} "
+                "duplicates: a message was lost or delivered twice."
+            )
+    return None

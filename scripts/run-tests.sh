@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# README command (2), and what CI runs (.ci/run): install what the tests need, make sure the
+# machine's services answer, lint, then run the whole suite. Arguments go to pytest.
+#
+# The suite runs against a real PostgreSQL (DATABASE_URL, default the machine's on 127.0.0.1:5432)
+# and a real Redis broker (CELERY_BROKER_URL, default 127.0.0.1:6379); browser tests drive Debian's
+# chromium. Exit status is pytest's, except that "no tests collected" (5) counts as a failure.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd)
+PYTHON=${PYTHON:-python3}
+
+say() { printf '==> %s\n' "$*"; }
+
+# --- install -------------------------------------------------------------------------------------
+# shellcheck source=scripts/lib-install.sh
+source "$ROOT/scripts/lib-install.sh"
+ensure_venv "$PYTHON"
+ensure_project_installed ".[test]"
+export PATH="$ROOT/.venv/bin:$PATH"
+
+if [ ! -x /usr/bin/chromium ]; then
+    say "installing Debian's chromium for the browser tests"
+    apt_install chromium || { echo "Could not install chromium." >&2; exit 1; }
+fi
+ensure_java optional
+
+# --- services ------------------------------------------------------------------------------------
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# wait_for NAME PORT SECONDS CHECK...: true once CHECK succeeds (or, with no CHECK, the port opens).
+wait_for() {
+    local name=$1 port=$2 seconds=$3
+    shift 3
+    local deadline=$((SECONDS + seconds))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        if port_open "$port" && { [ $# -eq 0 ] || "$@" >/dev/null 2>&1; }; then
+            return 0
+        fi
+        sleep 1
+    done
+    echo "$name did not answer on port $port within ${seconds}s" >&2
+    return 1
+}
+
+# ensure_service NAME PORT REQUIRED START-COMMAND [-- CHECK...]
+ensure_service() {
+    local name=$1 port=$2 required=$3 start=$4
+    shift 4
+    [ "${1:-}" = "--" ] && shift
+    if port_open "$port" && { [ $# -eq 0 ] || "$@" >/dev/null 2>&1; }; then
+        return 0
+    fi
+    say "starting $name"
+    if bash -c "$start" </dev/null >/dev/null 2>&1 && wait_for "$name" "$port" 90 "$@"; then
+        return 0
+    fi
+    if [ "$required" = required ]; then
+        echo "$name is needed by the tests and could not be started." >&2
+        exit 1
+    fi
+    echo "warning: $name is not running; tests that need it will fail or skip." >&2
+}
+
+pg_ready() { pg_isready -q -h 127.0.0.1 -p 5432; }
+redis_ready() { [ "$(redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null)" = PONG ]; }
+
+PG_CHECK=()
+command -v pg_isready >/dev/null 2>&1 && PG_CHECK=(pg_ready)
+REDIS_CHECK=()
+command -v redis-cli >/dev/null 2>&1 && REDIS_CHECK=(redis_ready)
+
+ensure_service PostgreSQL 5432 required \
+    'pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start' \
+    -- "${PG_CHECK[@]}"
+ensure_service Redis 6379 required \
+    'redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+        --dir /var/lib/redis --logfile /var/log/redis/ci.log' \
+    -- "${REDIS_CHECK[@]}"
+# Later issues' gateway tests need these; today nothing fails without them.
+ensure_service RabbitMQ 5672 optional 'rabbitmq-server -detached'
+ensure_service Mosquitto 1883 optional 'mosquitto -d -c /etc/mosquitto/mosquitto.conf'
+ensure_service NATS 4222 optional \
+    'start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- \
+        -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log'
+
+# --- settings for the suite ----------------------------------------------------------------------
+if [ -z "${DATABASE_URL:-}" ]; then
+    export DATABASE_URL=postgres://postgres@127.0.0.1:5432/aqconsole
+    if ! psql "postgres://postgres@127.0.0.1:5432/postgres" -tAc \
+        "SELECT 1 FROM pg_database WHERE datname = 'aqconsole'" | grep -q 1; then
+        say "creating database aqconsole"
+        psql "postgres://postgres@127.0.0.1:5432/postgres" -qc "CREATE DATABASE aqconsole"
+    fi
+fi
+export CELERY_BROKER_URL=${CELERY_BROKER_URL:-redis://127.0.0.1:6379/0}
+
+# --- lint, then the suite ------------------------------------------------------------------------
+say "ruff check ."
+ruff check .
+say "ruff format --check ."
+ruff format --check .
+
+say "pytest $*"
+set +e
+pytest "$@" </dev/null
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then
+    echo "pytest collected no tests: something is wrong with the suite or its arguments." >&2
+    exit 1
+fi
+exit "$rc"
