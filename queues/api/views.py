@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from core.api.mixins import NameOrIdLookupMixin
 from core.choices import Capability
 from core.exceptions import DomainError
 from queues import selectors, services
@@ -25,22 +25,6 @@ from queues.filtersets import (
     SubscriberFilterSet,
 )
 from queues.models import Agent, Queue, QueueTable
-
-
-class NameOrIdLookupMixin:
-    """Objects are addressed by id or by (case-insensitive) name: /api/queues/ORDERS/."""
-
-    lookup_value_regex = r"[^/]+"
-
-    def get_object(self):  # type: ignore[no-untyped-def]
-        key = self.kwargs[self.lookup_field]  # type: ignore[attr-defined]
-        qs = self.get_queryset()  # type: ignore[attr-defined]
-        lookup = {"pk": int(key)} if key.isdigit() else {"name__iexact": key}
-        obj = qs.filter(**lookup).first()
-        if obj is None:
-            raise Http404(f"No such object: {key}.")
-        self.check_object_permissions(self.request, obj)  # type: ignore[attr-defined]
-        return obj
 
 
 class QueueTableViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):

@@ -1,0 +1,155 @@
+"""API of the rules app: the same selectors, FilterSets and services as the pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from core.api.mixins import NameOrIdLookupMixin
+from core.choices import Capability
+from core.exceptions import DomainError
+from rules import selectors, services
+from rules.api import serializers as s
+from rules.filtersets import EvaluationContextFilterSet, RuleFilterSet, RuleSetFilterSet
+from rules.models import EvaluationContext, Rule, RuleSet
+
+
+class EvaluationContextViewSet(
+    NameOrIdLookupMixin,
+    mixins.CreateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.ReadOnlyModelViewSet,
+):
+    """Evaluation contexts and their variable types (DBMS_RULE_ADM)."""
+
+    serializer_class = s.EvaluationContextSerializer
+    filterset_class = EvaluationContextFilterSet
+
+    def get_queryset(self) -> QuerySet[EvaluationContext]:
+        return selectors.evaluation_context_list()
+
+    def perform_create(self, serializer: s.EvaluationContextSerializer) -> None:
+        d = serializer.validated_data
+        ctx = services.evaluation_context_create(
+            user=self.request.user,
+            name=d["name"],
+            comment=d.get("comment", ""),
+            variables=d.get("variables", []),
+        )
+        serializer.instance = selectors.evaluation_context_list().get(pk=ctx.pk)
+
+    def perform_destroy(self, instance: EvaluationContext) -> None:
+        services.evaluation_context_delete(user=self.request.user, context=instance)
+
+
+class RuleViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
+    """Rules. ``validate`` checks a condition without saving; ``evaluate`` tries one rule (or a
+    condition) against a message and answers TRUE, FALSE or NULL."""
+
+    serializer_class = s.RuleSerializer
+    filterset_class = RuleFilterSet
+    ordering_fields = ["name", "created", "classification"]
+    action_capabilities = {"validate": Capability.VIEW, "evaluate": Capability.VIEW}
+
+    def get_queryset(self) -> QuerySet[Rule]:
+        return selectors.rule_list()
+
+    def perform_create(self, serializer: s.RuleSerializer) -> None:
+        rule = services.rule_create(user=self.request.user, **serializer.validated_data)
+        serializer.instance = selectors.rule_list().get(pk=rule.pk)
+
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        rule = self.get_object()
+        ser = s.RuleUpdateSerializer(rule, data=request.data, partial=True)
+        ser.is_valid(raise_exception=True)
+        services.rule_update(user=request.user, rule=rule, **ser.validated_data)
+        return Response(s.RuleSerializer(selectors.rule_list().get(pk=rule.pk)).data)
+
+    def perform_destroy(self, instance: Rule) -> None:
+        services.rule_delete(user=self.request.user, rule=instance)
+
+    @extend_schema(request=s.ConditionCheckSerializer, responses=s.ConditionCheckResultSerializer)
+    @action(detail=False, methods=["post"])
+    def validate(self, request: Request) -> Response:
+        """Parse and validate a condition; errors name the line, column and what was expected."""
+        ser = s.ConditionCheckSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        return Response(
+            condition_report(
+                ser.validated_data["condition"], ser.validated_data.get("evaluation_context")
+            )
+        )
+
+
+def condition_report(condition: str, context: EvaluationContext | None) -> dict[str, Any]:
+    """The condition check as data, for the API and the condition editor alike."""
+    try:
+        _, classification = services.condition_check(condition, evaluation_context=context)
+    except DomainError as exc:
+        return {
+            "valid": False,
+            "classification": None,
+            "error": exc.message,
+            "line": exc.extra.get("line"),
+            "column": exc.extra.get("column"),
+            "expected": exc.extra.get("expected"),
+        }
+    return {
+        "valid": True,
+        "classification": classification,
+        "error": None,
+        "line": None,
+        "column": None,
+        "expected": None,
+    }
+
+
+class RuleSetViewSet(
+    NameOrIdLookupMixin,
+    mixins.CreateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.ReadOnlyModelViewSet,
+):
+    """Rule sets; ``add_rule`` / ``remove_rule`` are DBMS_RULE_ADM.ADD_RULE / REMOVE_RULE."""
+
+    serializer_class = s.RuleSetSerializer
+    filterset_class = RuleSetFilterSet
+
+    def get_queryset(self) -> QuerySet[RuleSet]:
+        return selectors.rule_set_list().prefetch_related("members__rule")
+
+    def perform_create(self, serializer: s.RuleSetSerializer) -> None:
+        rs = services.rule_set_create(user=self.request.user, **serializer.validated_data)
+        serializer.instance = self.get_queryset().get(pk=rs.pk)
+
+    def perform_destroy(self, instance: RuleSet) -> None:
+        services.rule_set_delete(user=self.request.user, rule_set=instance)
+
+    @extend_schema(request=s.RuleSetMembershipSerializer, responses=s.RuleSetSerializer)
+    @action(detail=True, methods=["post"])
+    def add_rule(self, request: Request, pk: str | None = None) -> Response:
+        rs = self.get_object()
+        ser = s.RuleSetMembershipSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        services.rule_set_add_rule(user=request.user, rule_set=rs, **ser.validated_data)
+        return Response(
+            s.RuleSetSerializer(self.get_queryset().get(pk=rs.pk)).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+    @extend_schema(request=s.RuleSetMembershipSerializer, responses=s.RuleSetSerializer)
+    @action(detail=True, methods=["post"])
+    def remove_rule(self, request: Request, pk: str | None = None) -> Response:
+        rs = self.get_object()
+        ser = s.RuleSetMembershipSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        services.rule_set_remove_rule(
+            user=request.user, rule_set=rs, rule=ser.validated_data["rule"]
+        )
+        return Response(s.RuleSetSerializer(self.get_queryset().get(pk=rs.pk)).data)

@@ -1,0 +1,333 @@
+"""Writes of the rules app (DBMS_RULE_ADM and the DBMS_STREAMS_ADM rule generators). Each verb is
+one transaction and one change-log entry; conditions are parsed and validated at save time so a bad
+condition never reaches evaluation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import transaction
+from django.utils import timezone
+
+from core.choices import Capability, ChangeAction
+from core.exceptions import Conflict, DomainError, Forbidden
+from core.roles import user_can
+from core.services import change_log_record, object_snapshot
+from rules.choices import VariableType
+from rules.models import (
+    STREAMS_EVALUATION_CONTEXT,
+    EvaluationContext,
+    EvaluationContextVariable,
+    Rule,
+    RuleSet,
+    RuleSetRule,
+)
+
+User = AbstractBaseUser | AnonymousUser | None
+
+RULE_EDITABLE = ("condition", "evaluation_context", "action_context", "comment")
+
+
+def _require(user: User, capability: str) -> None:
+    if user is not None and not user_can(user, capability):
+        raise Forbidden("Your role does not allow this.")
+
+
+def _owner(user: User) -> Any:
+    return user if user is not None and user.is_authenticated else None
+
+
+def streams_evaluation_context() -> EvaluationContext:
+    """The built-in context with :dml and :ddl (made by a migration; remade if a test flushed it)."""
+    ctx, created = EvaluationContext.objects.get_or_create(
+        name=STREAMS_EVALUATION_CONTEXT,
+        defaults={"builtin": True, "comment": "Oracle-supplied context: :dml and :ddl."},
+    )
+    if created:
+        EvaluationContextVariable.objects.bulk_create(
+            [
+                EvaluationContextVariable(
+                    context=ctx, name="DML", variable_type=VariableType.ROW_LCR
+                ),
+                EvaluationContextVariable(
+                    context=ctx, name="DDL", variable_type=VariableType.DDL_LCR
+                ),
+            ]
+        )
+    return ctx
+
+
+def condition_check(
+    condition: str, *, evaluation_context: EvaluationContext | None
+) -> tuple[Any, str]:
+    """Parse and validate ``condition``; returns (tree, classification) or raises a DomainError on
+    the ``condition`` field naming the line and column."""
+    from rules.lang import ConditionError, classify, parse, validate
+
+    if not condition or not condition.strip():
+        raise DomainError(
+            "A rule needs a condition (NULL conditions are not supported).", field="condition"
+        )
+    variables = evaluation_context.variable_kinds() if evaluation_context is not None else None
+    try:
+        tree = parse(condition)
+        validate(tree, variables=variables)
+    except ConditionError as exc:
+        raise DomainError(
+            str(exc), field="condition", line=exc.line, column=exc.column, expected=exc.expected
+        ) from exc
+    return tree, classify(tree)
+
+
+# --- evaluation contexts -------------------------------------------------------------------------
+
+
+@transaction.atomic
+def evaluation_context_create(
+    *, user: User, name: str, variables: Iterable[Mapping[str, str]], comment: str = ""
+) -> EvaluationContext:
+    """DBMS_RULE_ADM.CREATE_EVALUATION_CONTEXT with its variable types."""
+    _require(user, Capability.CONFIGURE)
+    if EvaluationContext.objects.filter(name__iexact=name).exists():
+        raise Conflict(f"An evaluation context named {name} already exists.", field="name")
+    ctx = EvaluationContext.objects.create(name=name, comment=comment)
+    seen: set[str] = set()
+    for i, var in enumerate(variables):
+        vname = (var.get("name") or "").strip()
+        vtype = var.get("variable_type") or ""
+        if not vname:
+            raise DomainError("A variable needs a name.", field=f"variables[{i}].name")
+        if vname.upper() in seen:
+            raise DomainError(f"Variable {vname} is declared twice.", field=f"variables[{i}].name")
+        if vtype not in VariableType.values:
+            raise DomainError(
+                f"Unknown variable type {vtype!r}.", field=f"variables[{i}].variable_type"
+            )
+        if vtype == VariableType.USER and not var.get("user_type"):
+            raise DomainError(
+                "A USER variable names its message type.", field=f"variables[{i}].user_type"
+            )
+        seen.add(vname.upper())
+        EvaluationContextVariable.objects.create(
+            context=ctx, name=vname, variable_type=vtype, user_type=var.get("user_type", "")
+        )
+    change_log_record(
+        user=user,
+        action=ChangeAction.CREATE,
+        verb="evaluation_context_create",
+        obj=ctx,
+        after={**object_snapshot(ctx), "variables": sorted(seen)},
+    )
+    return ctx
+
+
+@transaction.atomic
+def evaluation_context_delete(*, user: User, context: EvaluationContext) -> None:
+    _require(user, Capability.CONFIGURE)
+    if context.builtin:
+        raise Conflict(f"{context.name} is built in.")
+    if context.rules.exists() or context.rule_sets.exists():
+        raise Conflict(f"Rules or rule sets still use {context.name}.")
+    before = object_snapshot(context)
+    context.delete()
+    change_log_record(
+        user=user,
+        action=ChangeAction.DELETE,
+        verb="evaluation_context_delete",
+        before=before,
+        object_type="rules.evaluationcontext",
+        object_id=before["id"],
+        object_repr=before["name"],
+    )
+
+
+# --- rules ---------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def rule_create(
+    *,
+    user: User,
+    name: str,
+    condition: str,
+    evaluation_context: EvaluationContext | None = None,
+    action_context: Mapping[str, Any] | None = None,
+    comment: str = "",
+    **streams_metadata: Any,
+) -> Rule:
+    """DBMS_RULE_ADM.CREATE_RULE. ``streams_metadata`` carries the fields of system-created rules
+    (streams_rule_type, rule_type, schema_name, …) when a generator makes the rule."""
+    _require(user, Capability.CONFIGURE)
+    if Rule.objects.filter(name__iexact=name).exists():
+        raise Conflict(f"A rule named {name} already exists.", field="name")
+    _, classification = condition_check(condition, evaluation_context=evaluation_context)
+    rule = Rule(
+        name=name,
+        condition=condition,
+        evaluation_context=evaluation_context,
+        action_context=dict(action_context or {}),
+        comment=comment,
+        classification=classification,
+        owner=_owner(user),
+        **streams_metadata,
+    )
+    rule.full_clean()
+    rule.save()
+    change_log_record(
+        user=user,
+        action=ChangeAction.CREATE,
+        verb="rule_create",
+        obj=rule,
+        after=object_snapshot(rule),
+    )
+    return rule
+
+
+@transaction.atomic
+def rule_update(*, user: User, rule: Rule, **changes: Any) -> Rule:
+    """DBMS_RULE_ADM.ALTER_RULE: condition, evaluation context, action context, comment."""
+    _require(user, Capability.CONFIGURE)
+    r = Rule.objects.select_for_update().get(pk=rule.pk)
+    for key in sorted(set(changes) - set(RULE_EDITABLE)):
+        raise DomainError(f"{key} cannot be changed.", field=key)
+    before = object_snapshot(r)
+    for key, value in changes.items():
+        setattr(r, key, value)
+    _, r.classification = condition_check(r.condition, evaluation_context=r.evaluation_context)
+    r.full_clean()
+    r.save()
+    RuleSet.objects.filter(rules=r).update(updated=timezone.now())
+    change_log_record(
+        user=user,
+        action=ChangeAction.UPDATE,
+        verb="rule_update",
+        obj=r,
+        before=before,
+        after=object_snapshot(r),
+    )
+    return r
+
+
+@transaction.atomic
+def rule_delete(*, user: User, rule: Rule) -> None:
+    """DBMS_RULE_ADM.DROP_RULE without force: refused while a rule set holds the rule."""
+    _require(user, Capability.CONFIGURE)
+    sets = list(rule.rule_sets.values_list("name", flat=True))
+    if sets:
+        raise Conflict(
+            f"Rule {rule.name} is in rule set(s) {', '.join(sorted(sets))}; "
+            "remove it from them first."
+        )
+    before = object_snapshot(rule)
+    rule.delete()
+    change_log_record(
+        user=user,
+        action=ChangeAction.DELETE,
+        verb="rule_delete",
+        before=before,
+        object_type="rules.rule",
+        object_id=before["id"],
+        object_repr=before["name"],
+    )
+
+
+# --- rule sets -----------------------------------------------------------------------------------
+
+
+def _touch(rule_set: RuleSet) -> None:
+    """Bump ``updated``: compiled rule sets are cached by (id, updated)."""
+    RuleSet.objects.filter(pk=rule_set.pk).update(updated=timezone.now())
+
+
+@transaction.atomic
+def rule_set_create(
+    *,
+    user: User,
+    name: str,
+    evaluation_context: EvaluationContext | None = None,
+    comment: str = "",
+) -> RuleSet:
+    """DBMS_RULE_ADM.CREATE_RULE_SET."""
+    _require(user, Capability.CONFIGURE)
+    if RuleSet.objects.filter(name__iexact=name).exists():
+        raise Conflict(f"A rule set named {name} already exists.", field="name")
+    rs = RuleSet(
+        name=name, evaluation_context=evaluation_context, comment=comment, owner=_owner(user)
+    )
+    rs.full_clean()
+    rs.save()
+    change_log_record(
+        user=user,
+        action=ChangeAction.CREATE,
+        verb="rule_set_create",
+        obj=rs,
+        after=object_snapshot(rs),
+    )
+    return rs
+
+
+@transaction.atomic
+def rule_set_delete(*, user: User, rule_set: RuleSet) -> None:
+    """DBMS_RULE_ADM.DROP_RULE_SET (its rules stay)."""
+    _require(user, Capability.CONFIGURE)
+    before = {
+        **object_snapshot(rule_set),
+        "rules": sorted(rule_set.rules.values_list("name", flat=True)),
+    }
+    rule_set.members.all().delete()
+    rule_set.delete()
+    change_log_record(
+        user=user,
+        action=ChangeAction.DELETE,
+        verb="rule_set_delete",
+        before=before,
+        object_type="rules.ruleset",
+        object_id=before["id"],
+        object_repr=before["name"],
+    )
+
+
+@transaction.atomic
+def rule_set_add_rule(
+    *, user: User, rule_set: RuleSet, rule: Rule, enabled: bool = True
+) -> RuleSetRule:
+    """DBMS_RULE_ADM.ADD_RULE. A rule with its own evaluation context must match the set's."""
+    _require(user, Capability.CONFIGURE)
+    if RuleSetRule.objects.filter(rule_set=rule_set, rule=rule).exists():
+        raise Conflict(f"{rule.name} is already in {rule_set.name}.", field="rule")
+    ctx = rule_set.evaluation_context_id
+    if ctx is not None and rule.evaluation_context_id not in (None, ctx):
+        raise DomainError(
+            f"{rule.name} uses evaluation context {rule.evaluation_context}, "
+            f"rule set {rule_set.name} uses {rule_set.evaluation_context}.",
+            field="rule",
+        )
+    member = RuleSetRule.objects.create(rule_set=rule_set, rule=rule, enabled=enabled)
+    _touch(rule_set)
+    change_log_record(
+        user=user,
+        action=ChangeAction.UPDATE,
+        verb="rule_set_add_rule",
+        obj=rule_set,
+        after={"rule": rule.name, "enabled": enabled},
+    )
+    return member
+
+
+@transaction.atomic
+def rule_set_remove_rule(*, user: User, rule_set: RuleSet, rule: Rule) -> None:
+    """DBMS_RULE_ADM.REMOVE_RULE."""
+    _require(user, Capability.CONFIGURE)
+    deleted, _ = RuleSetRule.objects.filter(rule_set=rule_set, rule=rule).delete()
+    if not deleted:
+        raise DomainError(f"{rule.name} is not in {rule_set.name}.", field="rule")
+    _touch(rule_set)
+    change_log_record(
+        user=user,
+        action=ChangeAction.UPDATE,
+        verb="rule_set_remove_rule",
+        obj=rule_set,
+        before={"rule": rule.name},
+    )
