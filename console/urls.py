@@ -11,7 +11,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("queues/", include("queues.urls")),
     path("changelog/", include("core.urls")),
-    path("rules/", views.not_built, {"area": "Rules", "issue": 3}, name="rules_home"),
+    path("rules/", include("rules.urls")),
     path(
         "propagations/",
         views.not_built,

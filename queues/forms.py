@@ -8,15 +8,9 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.core.validators import MinValueValidator
 
+from core.forms import JSONTextField
 from queues.choices import DequeueMode, MessageKind, MessageState, Navigation, Privilege, Visibility
 from queues.models import Agent, Queue, QueueTable
-
-
-class JSONTextField(forms.JSONField):
-    """A JSON field whose empty value shows as an empty box rather than ``null``."""
-
-    def prepare_value(self, value: Any) -> Any:
-        return "" if value is None else super().prepare_value(value)
 
 
 class QueueTableCreateForm(forms.ModelForm):

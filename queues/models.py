@@ -3,17 +3,12 @@
 import json
 
 from django.conf import settings
-from django.core.validators import MinValueValidator, RegexValidator
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.urls import reverse
 
+from core.validators import name_validator
 from queues.choices import MessageKind, MessageState, Privilege, QueueKind, SortOrder
-
-# Oracle identifiers: a letter, then letters, digits, _ $ #; 128 characters at most.
-name_validator = RegexValidator(
-    r"^[A-Za-z][A-Za-z0-9_$#]{0,127}$",
-    "Use a letter followed by letters, digits, _, $ or # (at most 128 characters).",
-)
 
 
 class QueueTable(models.Model):

@@ -5,7 +5,7 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
-from queues.models import name_validator
+from core.validators import name_validator
 from rules.choices import (
     Classification,
     DeclarativeType,

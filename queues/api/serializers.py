@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
+from core.validators import name_validator
 from queues import engine
 from queues.choices import DequeueMode, MessageKind, MessageState, Navigation, Privilege, Visibility
 from queues.models import (
@@ -19,7 +20,6 @@ from queues.models import (
     QueuePrivilege,
     QueueTable,
     Subscriber,
-    name_validator,
 )
 
 User = get_user_model()

@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from queues.models import name_validator
+from core.validators import name_validator
 from rules.choices import VariableType
 from rules.models import EvaluationContext, EvaluationContextVariable, Rule, RuleSet, RuleSetRule
 

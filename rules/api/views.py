@@ -13,7 +13,6 @@ from rest_framework.response import Response
 
 from core.api.mixins import NameOrIdLookupMixin
 from core.choices import Capability
-from core.exceptions import DomainError
 from rules import selectors, services
 from rules.api import serializers as s
 from rules.filtersets import EvaluationContextFilterSet, RuleFilterSet, RuleSetFilterSet
@@ -81,33 +80,10 @@ class RuleViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         ser = s.ConditionCheckSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         return Response(
-            condition_report(
+            selectors.condition_report(
                 ser.validated_data["condition"], ser.validated_data.get("evaluation_context")
             )
         )
-
-
-def condition_report(condition: str, context: EvaluationContext | None) -> dict[str, Any]:
-    """The condition check as data, for the API and the condition editor alike."""
-    try:
-        _, classification = services.condition_check(condition, evaluation_context=context)
-    except DomainError as exc:
-        return {
-            "valid": False,
-            "classification": None,
-            "error": exc.message,
-            "line": exc.extra.get("line"),
-            "column": exc.extra.get("column"),
-            "expected": exc.extra.get("expected"),
-        }
-    return {
-        "valid": True,
-        "classification": classification,
-        "error": None,
-        "line": None,
-        "column": None,
-        "expected": None,
-    }
 
 
 class RuleSetViewSet(

@@ -1,0 +1,28 @@
+from django.urls import path
+
+from rules import views
+
+app_name = "rules"
+
+urlpatterns = [
+    path("", views.RuleListView.as_view(), name="rule_list"),
+    path("add/", views.rule_add, name="rule_add"),
+    path("check/", views.condition_check, name="condition_check"),
+    path("<int:pk>/", views.rule_detail, name="rule_detail"),
+    path("<int:pk>/edit/", views.rule_edit, name="rule_edit"),
+    path("<int:pk>/delete/", views.rule_delete, name="rule_delete"),
+    path("sets/", views.RuleSetListView.as_view(), name="ruleset_list"),
+    path("sets/add/", views.ruleset_add, name="ruleset_add"),
+    path("sets/<int:pk>/", views.ruleset_detail, name="ruleset_detail"),
+    path("sets/<int:pk>/delete/", views.ruleset_delete, name="ruleset_delete"),
+    path("sets/<int:pk>/rules/add/", views.ruleset_add_rule, name="ruleset_add_rule"),
+    path(
+        "sets/<int:pk>/rules/<int:rule_pk>/remove/",
+        views.ruleset_remove_rule,
+        name="ruleset_remove_rule",
+    ),
+    path("contexts/", views.ContextListView.as_view(), name="context_list"),
+    path("contexts/add/", views.context_add, name="context_add"),
+    path("contexts/<int:pk>/", views.context_detail, name="context_detail"),
+    path("contexts/<int:pk>/delete/", views.context_delete, name="context_delete"),
+]

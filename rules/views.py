@@ -1,0 +1,246 @@
+"""Pages of the rules app. Thin: validate the form, call one service, render."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django_tables2 import RequestConfig
+
+from core.choices import Capability
+from core.generic import ObjectListView, require, run_action, run_service
+from rules import selectors, services
+from rules.filtersets import EvaluationContextFilterSet, RuleFilterSet, RuleSetFilterSet
+from rules.forms import (
+    EvaluationContextForm,
+    RuleEditForm,
+    RuleForm,
+    RuleSetForm,
+    RuleSetMemberForm,
+)
+from rules.models import EvaluationContext, Rule, RuleSet
+from rules.tables import EvaluationContextTable, RuleSetTable, RuleTable
+
+
+class RuleListView(ObjectListView):
+    title = "Rules"
+    table_class = RuleTable
+    filterset_class = RuleFilterSet
+    selector = staticmethod(selectors.rule_list)
+    add_url_name = "rules:rule_add"
+
+
+class RuleSetListView(ObjectListView):
+    title = "Rule sets"
+    table_class = RuleSetTable
+    filterset_class = RuleSetFilterSet
+    selector = staticmethod(selectors.rule_set_list)
+    add_url_name = "rules:ruleset_add"
+
+
+class ContextListView(ObjectListView):
+    title = "Evaluation contexts"
+    table_class = EvaluationContextTable
+    filterset_class = EvaluationContextFilterSet
+    selector = staticmethod(selectors.evaluation_context_list)
+    add_url_name = "rules:context_add"
+
+
+def condition_check(request: HttpRequest) -> HttpResponse:
+    """The condition editor's as-you-type check (HTMX): valid and its class, or the error with
+    its line and column."""
+    require(request, Capability.VIEW)
+    data = request.POST if request.method == "POST" else request.GET
+    context = None
+    if data.get("evaluation_context"):
+        context = EvaluationContext.objects.filter(pk=data["evaluation_context"]).first()
+    report = selectors.condition_report(data.get("condition", ""), context)
+    return render(request, "rules/_condition_check.html", {"report": report})
+
+
+def rule_add(request: HttpRequest) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    form = RuleForm(
+        request.POST or None, initial={"evaluation_context": services.streams_evaluation_context()}
+    )
+    if request.method == "POST" and form.is_valid():
+        rule = run_service(
+            request, form, lambda: services.rule_create(user=request.user, **form.cleaned_data)
+        )
+        if rule is not None:
+            return redirect(rule)
+    return render(
+        request,
+        "rules/rule_form.html",
+        {"form": form, "title": "New rule"},
+        status=400 if form.errors else 200,
+    )
+
+
+def rule_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    rule = get_object_or_404(Rule, pk=pk)
+    form = RuleEditForm(request.POST or None, instance=rule)
+    if request.method == "POST" and form.is_valid():
+        done = run_service(
+            request,
+            form,
+            lambda: services.rule_update(user=request.user, rule=rule, **form.cleaned_data),
+        )
+        if done is not None:
+            return redirect(done)
+    return render(
+        request,
+        "rules/rule_form.html",
+        {"form": form, "title": f"Edit {rule.name}"},
+        status=400 if form.errors else 200,
+    )
+
+
+def rule_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.VIEW)
+    rule = get_object_or_404(selectors.rule_list(), pk=pk)
+    return render(
+        request,
+        "rules/rule_detail.html",
+        {
+            "object": rule,
+            "rule_sets": rule.rule_sets.all(),
+            "report": selectors.condition_report(rule.condition, rule.evaluation_context),
+        },
+    )
+
+
+def rule_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    rule = get_object_or_404(Rule, pk=pk)
+    if request.method == "POST":
+        run_action(
+            request,
+            lambda: services.rule_delete(user=request.user, rule=rule),
+            f"Rule {rule.name} dropped.",
+        )
+        if not Rule.objects.filter(pk=pk).exists():
+            return redirect("rules:rule_list")
+        return redirect(rule)
+    return render(request, "core/confirm_delete.html", {"object": rule, "kind": "rule"})
+
+
+def ruleset_add(request: HttpRequest) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    form = RuleSetForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        rs = run_service(
+            request, form, lambda: services.rule_set_create(user=request.user, **form.cleaned_data)
+        )
+        if rs is not None:
+            return redirect(rs)
+    return render(
+        request,
+        "core/form.html",
+        {"form": form, "title": "New rule set"},
+        status=400 if form.errors else 200,
+    )
+
+
+def ruleset_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.VIEW)
+    rs = get_object_or_404(selectors.rule_set_list(), pk=pk)
+    return render(
+        request,
+        "rules/ruleset_detail.html",
+        {
+            "object": rs,
+            "members": selectors.rule_set_members(rs),
+            "member_form": RuleSetMemberForm(),
+        },
+    )
+
+
+def ruleset_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    rs = get_object_or_404(RuleSet, pk=pk)
+    if request.method == "POST":
+        run_action(
+            request,
+            lambda: services.rule_set_delete(user=request.user, rule_set=rs),
+            f"Rule set {rs.name} dropped.",
+        )
+        return redirect("rules:ruleset_list")
+    return render(request, "core/confirm_delete.html", {"object": rs, "kind": "rule set"})
+
+
+def ruleset_add_rule(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    rs = get_object_or_404(RuleSet, pk=pk)
+    form = RuleSetMemberForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        done = run_service(
+            request,
+            form,
+            lambda: services.rule_set_add_rule(user=request.user, rule_set=rs, **form.cleaned_data),
+        )
+        if done is not None:
+            return redirect(rs)
+    return render(
+        request,
+        "core/form.html",
+        {"form": form, "title": f"Add a rule to {rs.name}"},
+        status=400 if form.errors else 200,
+    )
+
+
+def ruleset_remove_rule(request: HttpRequest, pk: int, rule_pk: int) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    rs = get_object_or_404(RuleSet, pk=pk)
+    rule = get_object_or_404(Rule, pk=rule_pk)
+    if request.method == "POST":
+        run_action(
+            request,
+            lambda: services.rule_set_remove_rule(user=request.user, rule_set=rs, rule=rule),
+            f"Removed {rule.name} from {rs.name}.",
+        )
+    return redirect(rs)
+
+
+def context_add(request: HttpRequest) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    form = EvaluationContextForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        ctx = run_service(
+            request,
+            form,
+            lambda: services.evaluation_context_create(user=request.user, **form.cleaned_data),
+        )
+        if ctx is not None:
+            return redirect(ctx)
+    return render(
+        request,
+        "core/form.html",
+        {"form": form, "title": "New evaluation context"},
+        status=400 if form.errors else 200,
+    )
+
+
+def context_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.VIEW)
+    ctx = get_object_or_404(selectors.evaluation_context_list(), pk=pk)
+    rules = RuleTable(selectors.rule_list().filter(evaluation_context=ctx))
+    RequestConfig(request, paginate={"per_page": 25}).configure(rules)
+    return render(request, "rules/context_detail.html", {"object": ctx, "table": rules})
+
+
+def context_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    ctx = get_object_or_404(EvaluationContext, pk=pk)
+    if request.method == "POST":
+        run_action(
+            request,
+            lambda: services.evaluation_context_delete(user=request.user, context=ctx),
+            f"Evaluation context {ctx.name} dropped.",
+        )
+        if not EvaluationContext.objects.filter(pk=pk).exists():
+            return redirect("rules:context_list")
+        return redirect(ctx)
+    return render(
+        request, "core/confirm_delete.html", {"object": ctx, "kind": "evaluation context"}
+    )
