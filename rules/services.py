@@ -331,3 +331,120 @@ def rule_set_remove_rule(*, user: User, rule_set: RuleSet, rule: Rule) -> None:
         obj=rule_set,
         before={"rule": rule.name},
     )
+
+
+# --- system-created rules (DBMS_STREAMS_ADM.ADD_*_RULES) -----------------------------------------
+
+GENERATOR_KINDS = ("global", "schema", "table", "subset", "message", "exclude_table")
+
+
+def _generate(kind: str, params: Mapping[str, Any], variable_number: int) -> tuple[list, list]:
+    """Run one generator; returns (rules for the positive set, rules for the negative set)."""
+    from rules.lang import generators as g
+
+    try:
+        if kind == "exclude_table":
+            excl = g.exclude_table(**params)
+            return list(excl.positive), list(excl.negative)
+        if kind == "message":
+            rules = [g.message_rule(**params, variable_number=variable_number)]
+        elif kind == "subset":
+            rules = g.subset_rules(**params)
+        else:
+            rules = {"global": g.global_rules, "schema": g.schema_rules,
+                     "table": g.table_rules}[kind](**params)
+    except g.GeneratorError as exc:
+        raise DomainError(str(exc), field=getattr(exc, "parameter", None)) from exc
+    except TypeError as exc:  # an option that kind does not take
+        raise DomainError(str(exc), field="kind") from exc
+    positive = [r for r in rules if r.inclusion_rule]
+    negative = [r for r in rules if not r.inclusion_rule]
+    return positive, negative
+
+
+def _next_number() -> int:
+    """The next number for generated rule names and VAR$_n variables (Oracle draws both from a
+    sequence); serialised by an advisory lock so concurrent generators never collide."""
+    from django.db import connection
+
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_advisory_xact_lock(hashtext('aq_rule_names'))")
+    return Rule.objects.count() + EvaluationContext.objects.count() + 1
+
+
+def _free_name(base: str, number: int) -> tuple[str, int]:
+    base = "".join(ch for ch in base.upper() if ch.isalnum() or ch in "_$#")[:110] or "RULE"
+    if not base[0].isalpha():
+        base = "R" + base
+    while Rule.objects.filter(name__iexact=f"{base}{number}").exists():
+        number += 1
+    return f"{base}{number}", number + 1
+
+
+def _target_set(name: str | None, *, user: User, context: EvaluationContext | None,
+                default: str) -> RuleSet:
+    name = name or default
+    rs = RuleSet.objects.filter(name__iexact=name).first()
+    if rs is None:
+        rs = rule_set_create(user=user, name=name, evaluation_context=context)
+    return rs
+
+
+def rules_preview(*, kind: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """What :func:`rules_generate` would create, without saving anything (the dry run)."""
+    if kind not in GENERATOR_KINDS:
+        raise DomainError(f"Unknown generator {kind!r}.", field="kind")
+    positive, negative = _generate(kind, params, 1)
+    return [
+        {"condition": r.condition, "streams_rule_type": str(r.streams_rule_type),
+         "rule_type": str(r.rule_type or ""), "subsetting_operation":
+         str(r.subsetting_operation or ""), "rule_set_type": set_type}
+        for rules, set_type in ((positive, "POSITIVE"), (negative, "NEGATIVE")) for r in rules
+    ]
+
+
+@transaction.atomic
+def rules_generate(
+    *,
+    user: User,
+    kind: str,
+    params: Mapping[str, Any],
+    rule_set: str | None = None,
+    negative_rule_set: str | None = None,
+) -> list[Rule]:
+    """Generate system-created rules (ADD_GLOBAL/SCHEMA/TABLE/SUBSET/MESSAGE_RULES, or the
+    exclude-a-table recipe) and put them in the positive or negative rule set, creating the set
+    when absent. Rule names follow Oracle's pattern: the object's name and a number."""
+    _require(user, Capability.CONFIGURE)
+    if kind not in GENERATOR_KINDS:
+        raise DomainError(f"Unknown generator {kind!r}; use one of {', '.join(GENERATOR_KINDS)}.",
+                          field="kind")
+    number = _next_number()
+    positive, negative = _generate(kind, params, number)
+    streams_ctx = streams_evaluation_context()
+    created: list[Rule] = []
+    for generated, set_name, default in (
+        *((r, rule_set, "POSITIVE_RULES") for r in positive),
+        *((r, negative_rule_set, "NEGATIVE_RULES") for r in negative),
+    ):
+        if generated.streams_rule_type == "MESSAGE":
+            # Oracle gives each message rule its own evaluation context with one VAR$_n variable;
+            # the rule set it lands in has none.
+            var = generated.message_rule_variable
+            ctx = evaluation_context_create(
+                user=user, name=f"AQ$_EVAL_CTX_{var.replace('$', '').replace('VAR_', '')}",
+                variables=[{"name": var, "variable_type": "USER",
+                            "user_type": generated.message_type}],
+            )
+            set_ctx = None
+            base = generated.message_type.split(".")[-1]
+        else:
+            ctx = set_ctx = streams_ctx
+            base = generated.object or generated.schema or "GLOBAL"
+        name, number = _free_name(base, number)
+        rule = rule_create(user=user, name=name, evaluation_context=ctx,
+                           **generated.model_fields())
+        target = _target_set(set_name, user=user, context=set_ctx, default=default)
+        rule_set_add_rule(user=user, rule_set=target, rule=rule)
+        created.append(rule)
+    return created

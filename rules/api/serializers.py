@@ -151,3 +151,41 @@ class ConditionCheckResultSerializer(serializers.Serializer):
     line = serializers.IntegerField(allow_null=True)
     column = serializers.IntegerField(allow_null=True)
     expected = serializers.CharField(allow_null=True)
+
+
+class GenerateSerializer(serializers.Serializer):
+    """One DBMS_STREAMS_ADM generator call; the options are Oracle's parameter names."""
+
+    kind = serializers.ChoiceField(
+        choices=["global", "schema", "table", "subset", "message", "exclude_table"]
+    )
+    rule_set = serializers.CharField(required=False, allow_null=True, max_length=128)
+    negative_rule_set = serializers.CharField(required=False, allow_null=True, max_length=128)
+    dry_run = serializers.BooleanField(default=False)
+    table_name = serializers.CharField(required=False, max_length=257)
+    schema_name = serializers.CharField(required=False, max_length=128)
+    include_dml = serializers.BooleanField(required=False)
+    include_ddl = serializers.BooleanField(required=False)
+    include_tagged_lcr = serializers.BooleanField(required=False)
+    source_database = serializers.CharField(required=False, allow_null=True, max_length=256)
+    inclusion_rule = serializers.BooleanField(required=False)
+    and_condition = serializers.CharField(required=False, allow_null=True)
+    dml_condition = serializers.CharField(required=False)
+    message_type = serializers.CharField(required=False, max_length=257)
+    rule_condition = serializers.CharField(required=False)
+    column_types = serializers.DictField(child=serializers.CharField(), required=False)
+
+    PARAMS = ("table_name", "schema_name", "include_dml", "include_ddl", "include_tagged_lcr",
+              "source_database", "inclusion_rule", "and_condition", "dml_condition",
+              "message_type", "rule_condition", "column_types")
+
+    def params(self) -> dict:
+        return {k: v for k, v in self.validated_data.items() if k in self.PARAMS}
+
+
+class GeneratedRuleSerializer(serializers.Serializer):
+    condition = serializers.CharField()
+    streams_rule_type = serializers.CharField()
+    rule_type = serializers.CharField(allow_blank=True)
+    subsetting_operation = serializers.CharField(allow_blank=True)
+    rule_set_type = serializers.CharField()

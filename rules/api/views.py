@@ -56,6 +56,11 @@ class RuleViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
     ordering_fields = ["name", "created", "classification"]
     action_capabilities = {"validate": Capability.VIEW, "evaluate": Capability.VIEW}
 
+    def get_serializer_class(self):  # type: ignore[no-untyped-def]
+        if self.action == "generate":
+            return s.GenerateSerializer
+        return s.RuleSerializer
+
     def get_queryset(self) -> QuerySet[Rule]:
         return selectors.rule_list()
 
@@ -84,6 +89,24 @@ class RuleViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
                 ser.validated_data["condition"], ser.validated_data.get("evaluation_context")
             )
         )
+
+
+    @extend_schema(request=s.GenerateSerializer, responses=s.RuleSerializer(many=True))
+    @action(detail=False, methods=["post"])
+    def generate(self, request: Request) -> Response:
+        """ADD_GLOBAL/SCHEMA/TABLE/SUBSET/MESSAGE_RULES or the exclude-a-table recipe. With
+        ``dry_run`` the conditions are returned and nothing is saved."""
+        ser = s.GenerateSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        d = ser.validated_data
+        if d["dry_run"]:
+            return Response(services.rules_preview(kind=d["kind"], params=ser.params()))
+        rules = services.rules_generate(
+            user=request.user, kind=d["kind"], params=ser.params(),
+            rule_set=d.get("rule_set"), negative_rule_set=d.get("negative_rule_set"),
+        )
+        qs = selectors.rule_list().filter(pk__in=[r.pk for r in rules])
+        return Response(s.RuleSerializer(qs, many=True).data, status=status.HTTP_201_CREATED)
 
 
 class RuleSetViewSet(
