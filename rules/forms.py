@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django import forms
 
 from core.forms import JSONTextField
@@ -78,19 +76,17 @@ class EvaluationContextForm(forms.Form):
 
 
 class TestMessageForm(forms.Form):
-    """A message to try rules on: pasted JSON, or a message picked from a queue by id."""
+    """A message to try rules on (a queued message is tried from its queue's page)."""
 
     message = JSONTextField(
-        required=False,
-        help_text='{"kind": "row_lcr" | "ddl_lcr" | "user", …} as in `rules eval`.',
+        widget=forms.Textarea(attrs={"rows": 8, "class": "font-monospace"}),
+        help_text='{"kind": "row_lcr" | "ddl_lcr" | "user", …} as in `manage.py rules eval`.',
     )
-    message_id = forms.IntegerField(required=False, help_text="Or the id of a queued message.")
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        if not data.get("message") and not data.get("message_id"):
-            raise forms.ValidationError("Paste a message or give a message id.")
-        return data
+    negative_rule_set = forms.ModelChoiceField(
+        queryset=RuleSet.objects.order_by("name"),
+        required=False,
+        help_text="Optional: a negative rule set evaluated first.",
+    )
 
 
 class ContextChoiceMixin:

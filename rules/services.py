@@ -351,8 +351,9 @@ def _generate(kind: str, params: Mapping[str, Any], variable_number: int) -> tup
         elif kind == "subset":
             rules = g.subset_rules(**params)
         else:
-            rules = {"global": g.global_rules, "schema": g.schema_rules,
-                     "table": g.table_rules}[kind](**params)
+            rules = {"global": g.global_rules, "schema": g.schema_rules, "table": g.table_rules}[
+                kind
+            ](**params)
     except g.GeneratorError as exc:
         raise DomainError(str(exc), field=getattr(exc, "parameter", None)) from exc
     except TypeError as exc:  # an option that kind does not take
@@ -381,8 +382,9 @@ def _free_name(base: str, number: int) -> tuple[str, int]:
     return f"{base}{number}", number + 1
 
 
-def _target_set(name: str | None, *, user: User, context: EvaluationContext | None,
-                default: str) -> RuleSet:
+def _target_set(
+    name: str | None, *, user: User, context: EvaluationContext | None, default: str
+) -> RuleSet:
     name = name or default
     rs = RuleSet.objects.filter(name__iexact=name).first()
     if rs is None:
@@ -396,10 +398,15 @@ def rules_preview(*, kind: str, params: Mapping[str, Any]) -> list[dict[str, Any
         raise DomainError(f"Unknown generator {kind!r}.", field="kind")
     positive, negative = _generate(kind, params, 1)
     return [
-        {"condition": r.condition, "streams_rule_type": str(r.streams_rule_type),
-         "rule_type": str(r.rule_type or ""), "subsetting_operation":
-         str(r.subsetting_operation or ""), "rule_set_type": set_type}
-        for rules, set_type in ((positive, "POSITIVE"), (negative, "NEGATIVE")) for r in rules
+        {
+            "condition": r.condition,
+            "streams_rule_type": str(r.streams_rule_type),
+            "rule_type": str(r.rule_type or ""),
+            "subsetting_operation": str(r.subsetting_operation or ""),
+            "rule_set_type": set_type,
+        }
+        for rules, set_type in ((positive, "POSITIVE"), (negative, "NEGATIVE"))
+        for r in rules
     ]
 
 
@@ -417,8 +424,9 @@ def rules_generate(
     when absent. Rule names follow Oracle's pattern: the object's name and a number."""
     _require(user, Capability.CONFIGURE)
     if kind not in GENERATOR_KINDS:
-        raise DomainError(f"Unknown generator {kind!r}; use one of {', '.join(GENERATOR_KINDS)}.",
-                          field="kind")
+        raise DomainError(
+            f"Unknown generator {kind!r}; use one of {', '.join(GENERATOR_KINDS)}.", field="kind"
+        )
     number = _next_number()
     positive, negative = _generate(kind, params, number)
     streams_ctx = streams_evaluation_context()
@@ -432,9 +440,11 @@ def rules_generate(
             # the rule set it lands in has none.
             var = generated.message_rule_variable
             ctx = evaluation_context_create(
-                user=user, name=f"AQ$_EVAL_CTX_{var.replace('$', '').replace('VAR_', '')}",
-                variables=[{"name": var, "variable_type": "USER",
-                            "user_type": generated.message_type}],
+                user=user,
+                name=f"AQ$_EVAL_CTX_{var.replace('$', '').replace('VAR_', '')}",
+                variables=[
+                    {"name": var, "variable_type": "USER", "user_type": generated.message_type}
+                ],
             )
             set_ctx = None
             base = generated.message_type.split(".")[-1]
@@ -442,8 +452,7 @@ def rules_generate(
             ctx = set_ctx = streams_ctx
             base = generated.object or generated.schema or "GLOBAL"
         name, number = _free_name(base, number)
-        rule = rule_create(user=user, name=name, evaluation_context=ctx,
-                           **generated.model_fields())
+        rule = rule_create(user=user, name=name, evaluation_context=ctx, **generated.model_fields())
         target = _target_set(set_name, user=user, context=set_ctx, default=default)
         rule_set_add_rule(user=user, rule_set=target, rule=rule)
         created.append(rule)

@@ -16,6 +16,7 @@ from rules.forms import (
     RuleForm,
     RuleSetForm,
     RuleSetMemberForm,
+    TestMessageForm,
 )
 from rules.models import EvaluationContext, Rule, RuleSet
 from rules.tables import EvaluationContextTable, RuleSetTable, RuleTable
@@ -243,4 +244,28 @@ def context_delete(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect(ctx)
     return render(
         request, "core/confirm_delete.html", {"object": ctx, "kind": "evaluation context"}
+    )
+
+
+def ruleset_test(request: HttpRequest, pk: int) -> HttpResponse:
+    """ "Test a message": each rule's TRUE / FALSE / NULL and the rule set's decision."""
+    require(request, Capability.VIEW)
+    rs = get_object_or_404(RuleSet, pk=pk)
+    form = TestMessageForm(request.POST or None)
+    result = None
+    if request.method == "POST" and form.is_valid():
+        result = run_service(
+            request,
+            form,
+            lambda: selectors.rule_set_decide(
+                selectors.message_for_test(form.cleaned_data["message"]),
+                positive=rs,
+                negative=form.cleaned_data.get("negative_rule_set"),
+            ),
+        )
+    return render(
+        request,
+        "rules/_test_message.html",
+        {"object": rs, "test_form": form, "result": result},
+        status=400 if form.errors else 200,
     )

@@ -175,9 +175,20 @@ class GenerateSerializer(serializers.Serializer):
     rule_condition = serializers.CharField(required=False)
     column_types = serializers.DictField(child=serializers.CharField(), required=False)
 
-    PARAMS = ("table_name", "schema_name", "include_dml", "include_ddl", "include_tagged_lcr",
-              "source_database", "inclusion_rule", "and_condition", "dml_condition",
-              "message_type", "rule_condition", "column_types")
+    PARAMS = (
+        "table_name",
+        "schema_name",
+        "include_dml",
+        "include_ddl",
+        "include_tagged_lcr",
+        "source_database",
+        "inclusion_rule",
+        "and_condition",
+        "dml_condition",
+        "message_type",
+        "rule_condition",
+        "column_types",
+    )
 
     def params(self) -> dict:
         return {k: v for k, v in self.validated_data.items() if k in self.PARAMS}
@@ -189,3 +200,30 @@ class GeneratedRuleSerializer(serializers.Serializer):
     rule_type = serializers.CharField(allow_blank=True)
     subsetting_operation = serializers.CharField(allow_blank=True)
     rule_set_type = serializers.CharField()
+
+
+class MessageInputSerializer(serializers.Serializer):
+    message = serializers.JSONField(
+        help_text='{"kind": "row_lcr" | "ddl_lcr" | "user", …} (fields of spec/rules.md §7.1).'
+    )
+
+
+class RuleSetTestSerializer(MessageInputSerializer):
+    negative_rule_set = serializers.SlugRelatedField(
+        slug_field="name", queryset=RuleSet.objects.all(), required=False, allow_null=True
+    )
+
+
+class DecideSerializer(MessageInputSerializer):
+    positive = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=RuleSet.objects.all(),
+        allow_null=True,
+        help_text="Positive rule set name, or null for none.",
+    )
+    negative = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=RuleSet.objects.all(),
+        allow_null=True,
+        help_text="Negative rule set name, or null for none.",
+    )

@@ -90,6 +90,16 @@ class RuleViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
             )
         )
 
+    @extend_schema(request=s.MessageInputSerializer, responses=dict)
+    @action(detail=True, methods=["post"])
+    def evaluate(self, request: Request, pk: str | None = None) -> Response:
+        """TRUE, FALSE or NULL of this rule for a message (NULL too when the rule does not apply
+        to that kind of message)."""
+        rule = self.get_object()
+        ser = s.MessageInputSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        message = selectors.message_for_test(ser.validated_data["message"])
+        return Response(selectors.rule_test(rule, message))
 
     @extend_schema(request=s.GenerateSerializer, responses=s.RuleSerializer(many=True))
     @action(detail=False, methods=["post"])
@@ -102,8 +112,11 @@ class RuleViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         if d["dry_run"]:
             return Response(services.rules_preview(kind=d["kind"], params=ser.params()))
         rules = services.rules_generate(
-            user=request.user, kind=d["kind"], params=ser.params(),
-            rule_set=d.get("rule_set"), negative_rule_set=d.get("negative_rule_set"),
+            user=request.user,
+            kind=d["kind"],
+            params=ser.params(),
+            rule_set=d.get("rule_set"),
+            negative_rule_set=d.get("negative_rule_set"),
         )
         qs = selectors.rule_list().filter(pk__in=[r.pk for r in rules])
         return Response(s.RuleSerializer(qs, many=True).data, status=status.HTTP_201_CREATED)
@@ -119,6 +132,7 @@ class RuleSetViewSet(
 
     serializer_class = s.RuleSetSerializer
     filterset_class = RuleSetFilterSet
+    action_capabilities = {"test": Capability.VIEW, "decide": Capability.VIEW}
 
     def get_queryset(self) -> QuerySet[RuleSet]:
         return selectors.rule_set_list().prefetch_related("members__rule")
@@ -129,6 +143,34 @@ class RuleSetViewSet(
 
     def perform_destroy(self, instance: RuleSet) -> None:
         services.rule_set_delete(user=self.request.user, rule_set=instance)
+
+    @extend_schema(request=s.RuleSetTestSerializer, responses=dict)
+    @action(detail=True, methods=["post"])
+    def test(self, request: Request, pk: str | None = None) -> Response:
+        """Dry run: every rule's value and this set's decision (as the positive set, after an
+        optional negative set) for a message. Nothing is written."""
+        rs = self.get_object()
+        ser = s.RuleSetTestSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        message = selectors.message_for_test(ser.validated_data["message"])
+        return Response(
+            selectors.rule_set_decide(
+                message, positive=rs, negative=ser.validated_data.get("negative_rule_set")
+            )
+        )
+
+    @extend_schema(request=s.DecideSerializer, responses=dict)
+    @action(detail=False, methods=["post"])
+    def decide(self, request: Request) -> Response:
+        """Table 5-1 for a message and a client's positive and negative rule sets (either may be
+        null): PERFORM or DISCARD, with the reason and every rule's value."""
+        ser = s.DecideSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        d = ser.validated_data
+        message = selectors.message_for_test(d["message"])
+        return Response(
+            selectors.rule_set_decide(message, positive=d["positive"], negative=d["negative"])
+        )
 
     @extend_schema(request=s.RuleSetMembershipSerializer, responses=s.RuleSetSerializer)
     @action(detail=True, methods=["post"])
