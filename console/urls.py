@@ -4,11 +4,15 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from console import views
+from core import views as core_views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # /queues/status/ predates the cross-app status page and stays as an alias.
+    path("queues/status/", core_views.status_views),
+    path("status/", core_views.status_views, name="status_views"),
     path("queues/", include("queues.urls")),
     path("changelog/", include("core.urls")),
     path("rules/", include("rules.urls")),

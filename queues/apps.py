@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class QueuesConfig(AppConfig):
     name = "queues"
     verbose_name = "Queues"
+
+    def ready(self) -> None:
+        from core.status import register
+        from queues.status import STATUS_VIEWS
+
+        register(*STATUS_VIEWS)

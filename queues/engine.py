@@ -511,9 +511,8 @@ def _candidate_filter(
     state = EXPIRED if queue.is_exception else READY
     parts = [
         f"{alias}.queue_id = %(qid)s",
-        # A literal, not a parameter (it is one of two engine constants): the partial index
-        # aq_message_dequeue (WHERE state = 'READY') only matches a prepared statement's generic
-        # plan when the predicate is written out.
+        # A literal, not a parameter (it is one of two engine constants), so a prepared
+        # statement's generic plan still sees the state when it costs aq_message_dequeue_v2.
         f"{alias}.state = '{state}'",
         f"{alias}.commit_seq IS NOT NULL",
     ]

@@ -209,12 +209,13 @@ class Message(models.Model):
         db_table = "aq_message"
         ordering = ["sort_pri", "commit_seq", "id"]
         indexes = [
+            # One index serves dequeue in both visible states (READY, and EXPIRED in exception
+            # queues) and the depth counts, in dequeue order. A partial index on READY alone was
+            # picked or skipped at the planner's whim when the table had no statistics yet.
             models.Index(
-                fields=["queue", "sort_pri", "commit_seq", "id"],
-                name="aq_message_dequeue",
-                condition=models.Q(state="READY"),
+                fields=["queue", "state", "sort_pri", "commit_seq", "id"],
+                name="aq_message_dequeue_v2",
             ),
-            models.Index(fields=["queue", "state"], name="aq_message_queue_state"),
             models.Index(
                 fields=["delay_until"],
                 name="aq_message_waiting",
@@ -235,7 +236,6 @@ class Message(models.Model):
                 name="aq_message_processed",
                 condition=models.Q(state="PROCESSED"),
             ),
-            models.Index(fields=["queue", "correlation"], name="aq_message_correlation"),
             models.Index(
                 fields=["original_queue"],
                 name="aq_message_original",

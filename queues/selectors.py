@@ -18,9 +18,6 @@ from queues.choices import MessageState
 from queues.models import (
     Agent,
     AgentUser,
-    DbaAqAgentPriv,
-    DbaQueue,
-    DbaQueueTable,
     Message,
     Queue,
     QueuePrivilege,
@@ -94,18 +91,6 @@ def agent_user_list() -> QuerySet[AgentUser]:
 
 def queue_privilege_list() -> QuerySet[QueuePrivilege]:
     return QueuePrivilege.objects.select_related("queue", "user")
-
-
-def dba_queue_tables() -> QuerySet[DbaQueueTable]:
-    return DbaQueueTable.objects.all()
-
-
-def dba_queues() -> QuerySet[DbaQueue]:
-    return DbaQueue.objects.all()
-
-
-def dba_aq_agent_privs() -> QuerySet[DbaAqAgentPriv]:
-    return DbaAqAgentPriv.objects.all()
 
 
 def overview() -> dict[str, int]:

@@ -750,7 +750,7 @@ def exception_queue_replay(*, user: User, queue: Queue, ids: Sequence[int] | Non
     exactly once."""
     _require(user, Capability.OPERATE)
     if queue.kind != QueueKind.EXCEPTION:
-        raise DomainError(f"{queue.name} is not an exception queue.", field="queue")
+        raise engine.InvalidMessage(f"{queue.name} is not an exception queue.", field="queue")
     if ids is not None:
         with transaction.atomic():
             moved = engine.replay(raw_connection(), _info(queue), ids)

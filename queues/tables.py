@@ -4,9 +4,6 @@ from django.utils.html import format_html
 
 from queues.models import (
     Agent,
-    DbaAqAgentPriv,
-    DbaQueue,
-    DbaQueueTable,
     Message,
     Queue,
     QueuePrivilege,
@@ -135,33 +132,3 @@ class QueuePrivilegeTable(tables.Table):
         fields = ("queue", "user", "privilege", "created")
         attrs = ATTRS
         empty_text = "No grants."
-
-
-class OracleViewTable(tables.Table):
-    """A status view's table: its headers are Oracle's column names (QUEUE_TABLE, MAX_RETRIES),
-    as a DBA reads them in DBA_QUEUES, not humanized field names."""
-
-    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        super().__init__(*args, **kwargs)
-        for bound in self.columns:  # each table holds its own copies of the columns
-            bound.column.verbose_name = bound.name.upper()
-
-
-class DbaQueueTablesTable(OracleViewTable):
-    class Meta:
-        model = DbaQueueTable
-        exclude = ("queue_table_id",)
-        attrs = ATTRS
-
-
-class DbaQueuesTable(OracleViewTable):
-    class Meta:
-        model = DbaQueue
-        attrs = ATTRS
-
-
-class DbaAqAgentPrivsTable(OracleViewTable):
-    class Meta:
-        model = DbaAqAgentPriv
-        exclude = ("agent_user_id", "agent_id")
-        attrs = ATTRS

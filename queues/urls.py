@@ -31,5 +31,4 @@ urlpatterns = [
     path("privileges/", views.QueuePrivilegeListView.as_view(), name="privilege_list"),
     path("privileges/grant/", views.privilege_grant, name="privilege_grant"),
     path("privileges/<int:pk>/revoke/", views.privilege_revoke, name="privilege_revoke"),
-    path("status/", views.status_views, name="status_views"),
 ]

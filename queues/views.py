@@ -39,9 +39,6 @@ from queues.forms import (
 from queues.models import Agent, Queue, QueuePrivilege, QueueTable, Subscriber
 from queues.tables import (
     AgentTable,
-    DbaAqAgentPrivsTable,
-    DbaQueuesTable,
-    DbaQueueTablesTable,
     MessageTable,
     QueueListTable,
     QueuePrivilegeTable,
@@ -91,25 +88,6 @@ class QueuePrivilegeListView(ObjectListView):
         ctx = super().get_context_data(**kwargs)
         ctx["grant_form"] = PrivilegeForm()
         return ctx
-
-
-def status_views(request: HttpRequest) -> HttpResponse:
-    """DBA_QUEUE_TABLES, DBA_QUEUES and DBA_AQ_AGENT_PRIVS, read from the PostgreSQL views."""
-    require(request, Capability.VIEW)
-    view = request.GET.get("view", "dba_queues")
-    choices = {
-        "dba_queue_tables": (DbaQueueTablesTable, selectors.dba_queue_tables),
-        "dba_queues": (DbaQueuesTable, selectors.dba_queues),
-        "dba_aq_agent_privs": (DbaAqAgentPrivsTable, selectors.dba_aq_agent_privs),
-    }
-    table_class, selector = choices.get(view, choices["dba_queues"])
-    table = table_class(selector())
-    RequestConfig(
-        request, paginate={"per_page": 25, "paginator_class": BoundedPaginator}
-    ).configure(table)
-    return render(
-        request, "queues/status_views.html", {"table": table, "view": view, "views": list(choices)}
-    )
 
 
 # --- queue tables --------------------------------------------------------------------------------

@@ -6,3 +6,9 @@ class RulesConfig(AppConfig):
 
     name = "rules"
     verbose_name = "Rules"
+
+    def ready(self) -> None:
+        from core.status import register
+        from rules.status import STATUS_VIEWS
+
+        register(*STATUS_VIEWS)

@@ -183,3 +183,145 @@ class CustomTransformation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.function} on {self.rule}"
+
+
+# --- Oracle-named status views (created by migration 0002; read-only) ----------------------------
+
+
+class DbaRule(models.Model):
+    rule_id = models.BigIntegerField(primary_key=True)
+    rule_owner = models.CharField(max_length=150)
+    rule_name = models.CharField(max_length=128)
+    rule_condition = models.TextField()
+    rule_evaluation_context_owner = models.CharField(max_length=30, null=True)
+    rule_evaluation_context_name = models.CharField(max_length=128, null=True)
+    rule_action_context = models.TextField(null=True)
+    rule_comment = models.TextField()
+
+    class Meta:
+        managed = False
+        db_table = "dba_rules"
+        ordering = ["rule_name"]
+
+    def __str__(self) -> str:
+        return self.rule_name
+
+
+class DbaRuleSet(models.Model):
+    rule_set_id = models.BigIntegerField(primary_key=True)
+    rule_set_owner = models.CharField(max_length=150)
+    rule_set_name = models.CharField(max_length=128)
+    rule_set_eval_context_owner = models.CharField(max_length=30, null=True)
+    rule_set_eval_context_name = models.CharField(max_length=128, null=True)
+    rule_set_comment = models.TextField()
+
+    class Meta:
+        managed = False
+        db_table = "dba_rule_sets"
+        ordering = ["rule_set_name"]
+
+    def __str__(self) -> str:
+        return self.rule_set_name
+
+
+class DbaRuleSetRule(models.Model):
+    member_id = models.BigIntegerField(primary_key=True)
+    rule_set_owner = models.CharField(max_length=150)
+    rule_set_name = models.CharField(max_length=128)
+    rule_owner = models.CharField(max_length=150)
+    rule_name = models.CharField(max_length=128)
+    rule_set_rule_enabled = models.CharField(max_length=8)
+    rule_set_rule_eval_ctx_owner = models.CharField(max_length=30, null=True)
+    rule_set_rule_eval_ctx_name = models.CharField(max_length=128, null=True)
+    rule_set_rule_comment = models.TextField()
+
+    class Meta:
+        managed = False
+        db_table = "dba_rule_set_rules"
+        ordering = ["rule_set_name", "rule_name"]
+
+    def __str__(self) -> str:
+        return f"{self.rule_name} in {self.rule_set_name}"
+
+
+class DbaEvaluationContextVar(models.Model):
+    variable_id = models.BigIntegerField(primary_key=True)
+    evaluation_context_owner = models.CharField(max_length=30)
+    evaluation_context_name = models.CharField(max_length=128)
+    variable_name = models.CharField(max_length=128)
+    variable_type = models.CharField(max_length=128)
+    variable_value_function = models.TextField(null=True)
+    variable_method_function = models.TextField(null=True)
+
+    class Meta:
+        managed = False
+        db_table = "dba_evaluation_context_vars"
+        ordering = ["evaluation_context_name", "variable_name"]
+
+    def __str__(self) -> str:
+        return f"{self.evaluation_context_name}.{self.variable_name}"
+
+
+class DbaStreamsRule(models.Model):
+    # A rule in two rule sets appears twice; (rule_id, rule_set_name) is the real key.
+    rule_id = models.BigIntegerField(primary_key=True)
+    streams_type = models.CharField(max_length=30, null=True)
+    streams_name = models.CharField(max_length=128, null=True)
+    rule_set_owner = models.CharField(max_length=150)
+    rule_set_name = models.CharField(max_length=128, null=True)
+    rule_owner = models.CharField(max_length=150)
+    rule_name = models.CharField(max_length=128)
+    rule_condition = models.TextField()
+    rule_set_type = models.CharField(max_length=8, null=True)
+    streams_rule_type = models.CharField(max_length=8)
+    schema_name = models.CharField(max_length=128, null=True)
+    object_name = models.CharField(max_length=128, null=True)
+    subsetting_operation = models.CharField(max_length=6, null=True)
+    dml_condition = models.TextField(null=True)
+    include_tagged_lcr = models.CharField(max_length=3, null=True)
+    source_database = models.CharField(max_length=256, null=True)
+    rule_type = models.CharField(max_length=3, null=True)
+    message_type_owner = models.CharField(max_length=30, null=True)
+    message_type_name = models.CharField(max_length=128, null=True)
+    message_rule_variable = models.CharField(max_length=128, null=True)
+    original_rule_condition = models.TextField(null=True)
+    same_rule_condition = models.CharField(max_length=3)
+
+    class Meta:
+        managed = False
+        db_table = "dba_streams_rules"
+        ordering = ["rule_name"]
+
+    def __str__(self) -> str:
+        return self.rule_name
+
+
+class DbaStreamsTransformation(models.Model):
+    transformation_key = models.CharField(max_length=32, primary_key=True)
+    rule_owner = models.CharField(max_length=150)
+    rule_name = models.CharField(max_length=128)
+    transform_type = models.CharField(max_length=32)
+    from_schema_name = models.CharField(max_length=128, null=True)
+    to_schema_name = models.CharField(max_length=128, null=True)
+    from_table_name = models.CharField(max_length=128, null=True)
+    to_table_name = models.CharField(max_length=128, null=True)
+    schema_name = models.CharField(max_length=128, null=True)
+    table_name = models.CharField(max_length=128, null=True)
+    from_column_name = models.CharField(max_length=128, null=True)
+    to_column_name = models.CharField(max_length=128, null=True)
+    column_name = models.CharField(max_length=128, null=True)
+    column_value = models.TextField(null=True)
+    value_type = models.CharField(max_length=3, null=True)
+    user_function_name = models.CharField(max_length=200, null=True)
+    subsetting_operation = models.CharField(max_length=6, null=True)
+    dml_condition = models.TextField(null=True)
+    declarative_type = models.CharField(max_length=16, null=True)
+    step_number = models.IntegerField(null=True)
+
+    class Meta:
+        managed = False
+        db_table = "dba_streams_transformations"
+        ordering = ["rule_name", "step_number"]
+
+    def __str__(self) -> str:
+        return f"{self.transform_type} on {self.rule_name}"

@@ -218,12 +218,52 @@ def _first_error(results: Any) -> str:
     return data if status == "error" else "unknown"
 
 
-def _ready_count(conn: psycopg.Connection, queue_id: int) -> int:
+def _message_count(conn: psycopg.Connection, queue_id: int) -> int:
     row = conn.execute(
         "SELECT count(*) FROM aq_message WHERE queue_id = %s", (queue_id,)
     ).fetchone()
     conn.commit()
     return int(row[0]) if row else 0
+
+
+def dequeue_plan(conn: psycopg.Connection, info: engine.QueueInfo) -> str:
+    """The plan PostgreSQL picks for the engine's single-message claim on ``info`` right now, as
+    ``Node > Node(index)``: whether it walks the ordered index or sorts the whole queue decides
+    the dequeue figures, and it depends on the table's statistics."""
+    where, params = engine._candidate_filter(info, correlation=None, msgid=None, after=None)
+    sql = (
+        f"EXPLAIN (FORMAT JSON) SELECT m.id FROM aq_message m WHERE {where} "
+        "AND m.locked_until IS NULL ORDER BY m.sort_pri, m.commit_seq, m.id LIMIT 1 "
+        "FOR UPDATE SKIP LOCKED"
+    )
+    plan = conn.execute(sql, params).fetchone()[0][0]["Plan"]  # type: ignore[index]
+    conn.rollback()
+    steps: list[str] = []
+    while plan:
+        index = plan.get("Index Name")
+        steps.append(f"{plan['Node Type']}({index})" if index else plan["Node Type"])
+        plan = (plan.get("Plans") or [None])[0]
+    return " > ".join(steps)
+
+
+def table_facts(conn: psycopg.Connection) -> dict[str, Any]:
+    """What the planner knows about aq_message (autovacuum off leaves it knowing nothing)."""
+    row = conn.execute(
+        "SELECT c.reltuples, s.last_analyze, s.last_autoanalyze, "
+        "EXISTS (SELECT 1 FROM pg_stats WHERE tablename = 'aq_message') "
+        "FROM pg_class c JOIN pg_stat_user_tables s ON s.relid = c.oid "
+        "WHERE c.oid = 'aq_message'::regclass"
+    ).fetchone()
+    conn.commit()
+    if row is None:
+        return {}
+    reltuples, last_analyze, last_autoanalyze, has_stats = row
+    analyzed = last_analyze or last_autoanalyze
+    return {
+        "aq_message_reltuples": reltuples,
+        "aq_message_last_analyze": analyzed.isoformat() if analyzed else None,
+        "aq_message_column_stats": has_stats,
+    }
 
 
 # --- the physical limit: a plain table -----------------------------------------------------------
@@ -382,8 +422,10 @@ def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict
             for start in range(0, n, BATCH):
                 engine.enqueue(conn, info, [_message() for _ in range(min(BATCH, n - start))])
                 conn.commit()
-            if _ready_count(conn, info.id) != n:
+            if _message_count(conn, info.id) != n:
                 raise BenchError("The queue does not hold exactly the messages just loaded.")
+            out["dequeue_plan"] = dequeue_plan(conn, info)
+            out.update(table_facts(conn))
 
         run4 = dequeue_concurrent(conninfo, info.id, n)
         _record(out, "dequeue_4_consumers", run4.timing)
@@ -394,7 +436,7 @@ def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict
             pid % engine.STAT_SHARDS for pid in run4.backend_pids
         )
         with psycopg.connect(conninfo) as conn:
-            out["dequeue_4_consumers_left"] = _ready_count(conn, info.id)
+            out["dequeue_4_consumers_left"] = _message_count(conn, info.id)
         out["dequeue_4_consumers_mode"] = f"{CONSUMERS} processes, one connection each"
         log(
             f"  dequeue_4_consumers     {out['dequeue_4_consumers']:>10}/s "

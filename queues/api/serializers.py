@@ -12,9 +12,6 @@ from queues import engine
 from queues.choices import DequeueMode, MessageKind, MessageState, Navigation, Privilege, Visibility
 from queues.models import (
     Agent,
-    DbaAqAgentPriv,
-    DbaQueue,
-    DbaQueueTable,
     Message,
     Queue,
     QueuePrivilege,
@@ -339,21 +336,3 @@ class QueuePrivilegeSerializer(serializers.ModelSerializer):
         fields = ["id", "queue", "user", "privilege", "created"]
         read_only_fields = ["created"]
         validators: list = []
-
-
-class DbaQueueTableSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = DbaQueueTable
-        exclude = ["queue_table_id"]
-
-
-class DbaQueueSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = DbaQueue
-        fields = "__all__"
-
-
-class DbaAqAgentPrivSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = DbaAqAgentPriv
-        exclude = ["agent_user_id", "agent_id"]

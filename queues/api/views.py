@@ -314,24 +314,3 @@ class QueuePrivilegeViewSet(
 
     def perform_destroy(self, instance: Any) -> None:
         services.queue_privilege_revoke(user=self.request.user, grant=instance)
-
-
-class DbaQueueTablesViewSet(viewsets.ReadOnlyModelViewSet):
-    """The dba_queue_tables PostgreSQL view."""
-
-    serializer_class = s.DbaQueueTableSerializer
-    queryset = selectors.dba_queue_tables()
-
-
-class DbaQueuesViewSet(viewsets.ReadOnlyModelViewSet):
-    """The dba_queues PostgreSQL view."""
-
-    serializer_class = s.DbaQueueSerializer
-    queryset = selectors.dba_queues()
-
-
-class DbaAqAgentPrivsViewSet(viewsets.ReadOnlyModelViewSet):
-    """The dba_aq_agent_privs PostgreSQL view."""
-
-    serializer_class = s.DbaAqAgentPrivSerializer
-    queryset = selectors.dba_aq_agent_privs()

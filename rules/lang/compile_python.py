@@ -278,9 +278,11 @@ def _value(e: Expr) -> ValueFn:
         if accessor is not None and not e.args:
             inner = _value(e.expr)
 
+            AnyData = v.AnyData
+
             def access(b: Bindings) -> Any:
                 a = inner(b)
-                return None if a is None else accessor(a.value)
+                return accessor(a.value) if type(a) is AnyData else None
 
             return access
         raise _node_error(e, f"unknown member function {e.name}")

@@ -73,12 +73,16 @@ def _applies(applies_to: str | None, message: v.Message) -> bool:
     return False
 
 
-def _bindings(message: v.Message, user_variables: Iterable[str]) -> dict[str, Any]:
-    if isinstance(message, v.RowLCR):
+def _bindings(
+    message: v.Message, user_variables: Iterable[str], also: RuleSetSpec | None = None
+) -> dict[str, Any]:
+    kind = message.kind
+    if kind == v.ROW_LCR:
         return {"DML": message}
-    if isinstance(message, v.DdlLCR):
+    if kind == v.DDL_LCR:
         return {"DDL": message}
-    b = {name: message for name in user_variables if name not in ("DML", "DDL")}
+    names = set(user_variables) | (also.user_variables if also is not None else set())
+    b = {name: message for name in names if name not in ("DML", "DDL")}
     b["MSG"] = message
     return b
 
@@ -143,102 +147,77 @@ def _key_forms(value: Any, numbers: bool) -> tuple[Any, ...]:
 
 
 class _Signature:
-    """Rules filed under the same accessors: key tuple → rule positions."""
+    """Rules filed under the same accessors: key → rule positions."""
 
     def __init__(self, accessors: tuple[Expr, ...]) -> None:
         self.accessors = accessors
-        self.table: dict[tuple[Any, ...], list[int]] = {}
+        self.table: dict[Any, list[int]] = {}
         self.numbers = [False] * len(accessors)  # an accessor holding number constants
-        self.keys: Callable[[Bindings], Iterable[tuple[Any, ...]]] = self._generic_keys
         self._fns = [compile_expr(a) for a in accessors]
+        self._attr = [index_accessor(a) == "attr" for a in accessors]
+        # Member functions of one variable: a single attrgetter reads the key straight from the
+        # record (a scalar key for one field, a tuple for several).
+        self.var: str | None = None
+        self.getter: Callable[[Any], Any] | None = None
+        vars_ = {a.expr.name for a in accessors if isinstance(a, Call) and a.expr is not None}
+        if not any(self._attr) and len(vars_) == 1:
+            self.var = vars_.pop()
+            self.getter = attrgetter(*(v.LCR_FIELDS[a.name] for a in accessors))  # type: ignore[union-attr]
 
     def add(self, alternative: Mapping[Expr, Any], position: int) -> None:
         forms = []
         for i, acc in enumerate(self.accessors):
             c = alternative[acc]
-            if index_accessor(acc) == "attr":
+            if self._attr[i]:
                 forms.append(v.value_keys(c))
                 self.numbers[i] |= type(c) is not str
             else:
                 forms.append((c,))
         for key in product(*forms):
+            if self.getter is not None and len(key) == 1:
+                key = key[0]
             bucket = self.table.setdefault(key, [])
             if not bucket or bucket[-1] != position:
                 bucket.append(position)
 
-    def freeze(self) -> None:
-        """Pick the fastest key function: member functions of one variable are read with a
-        single attrgetter into the key tuple."""
-        if all(index_accessor(a) == "field" for a in self.accessors):
-            calls: list[Call] = list(self.accessors)  # type: ignore[arg-type]
-            names = {c.expr.name for c in calls}  # type: ignore[union-attr]
-            if len(names) == 1:
-                (var,) = names
-                fields = [v.LCR_FIELDS[c.name] for c in calls]
-                getter = attrgetter(*fields)
-                single = len(fields) == 1
-
-                def field_keys(b: Bindings) -> Iterable[tuple[Any, ...]]:
-                    o = b.get(var)
-                    if o is None:
-                        return ()
-                    try:
-                        k = getter(o)
-                    except AttributeError:
-                        return ()
-                    return ((k,),) if single else (k,)
-
-                self.keys = field_keys
-
-    def _generic_keys(self, b: Bindings) -> Iterable[tuple[Any, ...]]:
+    def generic_keys(self, b: Bindings) -> Iterable[tuple[Any, ...]]:
         forms = []
-        for fn, acc, numbers in zip(self._fns, self.accessors, self.numbers, strict=True):
+        for fn, is_attr, numbers in zip(self._fns, self._attr, self.numbers, strict=True):
             x = fn(b)
-            if index_accessor(acc) == "field":
-                if x is None:
-                    return ()
-                forms.append((x,))
-            else:
+            if is_attr:
                 f = _key_forms(x, numbers)
                 if not f:
                     return ()
                 forms.append(f)
+            elif x is None:
+                return ()
+            else:
+                forms.append((x,))
         return product(*forms)
 
-    def lookup(self, b: Bindings, out: list[list[int]]) -> None:
-        table = self.table
-        for key in self.keys(b):
-            hit = table.get(key)
-            if hit is not None:
-                out.append(hit)
+    def probe(self) -> tuple[str | None, Callable | None, dict[Any, list[int]], Callable | None]:
+        if self.getter is not None:
+            return self.var, self.getter, self.table, None
+        return None, None, self.table, self.generic_keys
 
 
-class _Index:
-    """The rules of one message kind: filed by their equality predicates, or always evaluated."""
-
-    def __init__(self, rules: list[tuple[int, CompiledRule]]) -> None:
-        self.always: list[int] = []
-        by_sig: dict[tuple[Expr, ...], _Signature] = {}
-        for position, rule in rules:
-            alternatives = equality_keys(rule.condition)
-            if alternatives is None:
-                self.always.append(position)
-                continue
-            for alt in alternatives:  # an empty list: the rule can never be TRUE
-                accessors = tuple(sorted(alt, key=repr))
-                sig = by_sig.get(accessors)
-                if sig is None:
-                    sig = by_sig[accessors] = _Signature(accessors)
-                sig.add(alt, position)
-        for sig in by_sig.values():
-            sig.freeze()
-        self.signatures = tuple(by_sig.values())
-
-    def candidates(self, b: Bindings, out: list[list[int]]) -> None:
-        if self.always:
-            out.append(self.always)
-        for sig in self.signatures:
-            sig.lookup(b, out)
+def _index(rules: list[tuple[int, CompiledRule]]) -> tuple[list[int], list[_Signature]]:
+    """The rules of one message kind: those filed by their equality predicates, and those always
+    evaluated."""
+    always: list[int] = []
+    by_sig: dict[tuple[Expr, ...], _Signature] = {}
+    for position, rule in rules:
+        alternatives = equality_keys(rule.condition)
+        if alternatives is None:
+            always.append(position)
+            continue
+        for alt in alternatives:  # an empty list: the rule can never be TRUE
+            accessors = tuple(sorted(alt, key=repr))
+            sig = by_sig.get(accessors)
+            if sig is None:
+                sig = by_sig[accessors] = _Signature(accessors)
+            sig.add(alt, position)
+    return always, list(by_sig.values())
 
 
 class RuleSetSpec:
@@ -255,14 +234,16 @@ class RuleSetSpec:
         self.user_variables = frozenset(
             n for r in self.rules for n in r.variables if n not in ("DML", "DDL")
         )
+        self._fns = tuple(r.fn for r in self.rules)
         buckets: dict[str, list[tuple[int, CompiledRule]]] = {}
         for i, rule in enumerate(self.rules):
             key = rule.applies_to or "*"
             if key.startswith("user:"):
                 key = "user:" + key[5:].upper()
             buckets.setdefault(key, []).append((i, rule))
-        self._indexes = {k: _Index(rs) for k, rs in buckets.items()}
-        self._plans: dict[str, tuple[_Index, ...]] = {}
+        self._indexes = {k: _index(rs) for k, rs in buckets.items()}
+        self._plans: dict[str, tuple[list[int], tuple]] = {}
+        self._decisions: dict[tuple[int, bool], Decision] = {}
 
     @classmethod
     def from_conditions(
@@ -294,17 +275,22 @@ class RuleSetSpec:
     def bindings(self, message: v.Message) -> dict[str, Any]:
         return _bindings(message, self.user_variables)
 
-    def _plan(self, message: v.Message) -> tuple[_Index, ...]:
+    def _plan(self, message: v.Message) -> tuple[list[int], tuple]:
+        """For one kind of message: the rules always evaluated, and the index probes."""
         key = message.kind
         if key == v.USER:
             key = "user:" + message.type_name.upper()  # type: ignore[union-attr]
         plan = self._plans.get(key)
         if plan is None:
-            names = [message.kind, "*"]
-            if message.kind == v.USER:
-                names.append(key)
-            plan = tuple(self._indexes[n] for n in names if n in self._indexes)
-            if len(self._plans) < 1024:
+            names = [message.kind, "*"] + ([key] if message.kind == v.USER else [])
+            parts = [self._indexes[n] for n in names if n in self._indexes]
+            if not self.indexed:
+                always = sorted(i for i, r in enumerate(self.rules) if r.applies(message))
+                plan = (always, ())
+            else:
+                always = sorted(i for a, _ in parts for i in a)
+                plan = (always, tuple(sig.probe() for _, sigs in parts for sig in sigs))
+            if len(self._plans) < 1024:  # user types come from messages: bound the cache
                 self._plans[key] = plan
         return plan
 
@@ -312,16 +298,39 @@ class RuleSetSpec:
         """Positions of the rules that may be TRUE for the message, in rule-set order."""
         if b is None:
             b = self.bindings(message)
-        if not self.indexed:
-            return [i for i, r in enumerate(self.rules) if r.applies(message)]
-        lists: list[list[int]] = []
-        for index in self._plan(message):
-            index.candidates(b, lists)
-        if not lists:
-            return []
+        always, probes = self._plan(message)
+        lists = [always] if always else []
+        for var, getter, table, generic in probes:
+            if generic is None:
+                o = b.get(var)
+                if o is None:
+                    continue
+                try:
+                    hit = table.get(getter(o))
+                except AttributeError:  # a record without the field
+                    continue
+                if hit is not None:
+                    lists.append(hit)
+            else:
+                for key in generic(b):
+                    hit = table.get(key)
+                    if hit is not None:
+                        lists.append(hit)
         if len(lists) == 1:
             return lists[0]
+        if not lists:
+            return lists  # type: ignore[return-value]
         return sorted({i for lst in lists for i in lst})
+
+    def first_true(self, message: v.Message, b: Bindings | None = None) -> int | None:
+        """The position of the first rule (in rule-set order) that is TRUE, or None."""
+        if b is None:
+            b = self.bindings(message)
+        fns = self._fns
+        for i in self.candidates(message, b):
+            if fns[i](b) is True:
+                return i
+        return None
 
     def true_rules(
         self, message: v.Message, *, first: bool = False, b: Bindings | None = None
@@ -330,20 +339,28 @@ class RuleSetSpec:
         ``first``)."""
         if b is None:
             b = self.bindings(message)
-        rules = self.rules
-        hits = []
-        for i in self.candidates(message, b):
-            rule = rules[i]
-            if rule.fn(b) is True:
-                hits.append(rule)
-                if first:
-                    break
-        return hits
+        if first:
+            i = self.first_true(message, b)
+            return [] if i is None else [self.rules[i]]
+        fns = self._fns
+        return [self.rules[i] for i in self.candidates(message, b) if fns[i](b) is True]
 
     def explain(self, message: v.Message) -> list[tuple[str, bool | None]]:
         """Every rule's value for the message (NULL for rules that do not apply to it)."""
         b = self.bindings(message)
         return [(r.name, r.fn(b) if r.applies(message) else None) for r in self.rules]
+
+    def _decision(self, position: int, positive: bool) -> Decision:
+        # Decisions are immutable: one per deciding rule, made once.
+        d = self._decisions.get((position, positive))
+        if d is None:
+            rule = self.rules[position]
+            which = "positive" if positive else "negative"
+            d = Decision(
+                positive, f"{which} rule {rule.name} is TRUE", rule, (rule,) if positive else ()
+            )
+            self._decisions[(position, positive)] = d
+        return d
 
 
 @dataclass(frozen=True)
@@ -360,6 +377,11 @@ class Decision:
         return PERFORM if self.perform else DISCARD
 
 
+_NO_POSITIVE_SET = Decision(True, "no positive rule set")
+_EMPTY_POSITIVE_SET = Decision(False, "the positive rule set is empty")
+_NO_POSITIVE_HIT = Decision(False, "no positive rule is TRUE")
+
+
 def decide(
     message: v.Message,
     *,
@@ -369,18 +391,25 @@ def decide(
 ) -> Decision:
     """Table 5-1: negative set first, then the positive set. ``hits`` holds the TRUE positive
     rules (the first only, unless ``all_hits``), whose action contexts the client applies."""
+    b = None
     if negative is not None and negative.rules:
-        hit = negative.true_rules(message, first=True)
-        if hit:
-            return Decision(False, f"negative rule {hit[0].name} is TRUE", hit[0])
+        b = _bindings(message, negative.user_variables, positive)
+        i = negative.first_true(message, b)
+        if i is not None:
+            return negative._decision(i, False)
     if positive is None:
-        return Decision(True, "no positive rule set")
+        return _NO_POSITIVE_SET
     if not positive.rules:
-        return Decision(False, "the positive rule set is empty")
-    hits = positive.true_rules(message, first=not all_hits)
-    if not hits:
-        return Decision(False, "no positive rule is TRUE")
-    return Decision(True, f"positive rule {hits[0].name} is TRUE", hits[0], tuple(hits))
+        return _EMPTY_POSITIVE_SET
+    if b is None:
+        b = _bindings(message, positive.user_variables)
+    if all_hits:
+        hits = positive.true_rules(message, b=b)
+        if not hits:
+            return _NO_POSITIVE_HIT
+        return Decision(True, f"positive rule {hits[0].name} is TRUE", hits[0], tuple(hits))
+    i = positive.first_true(message, b)
+    return _NO_POSITIVE_HIT if i is None else positive._decision(i, True)
 
 
 def explain(message: v.Message, rule_set: RuleSetSpec) -> list[tuple[str, bool | None]]:

@@ -65,3 +65,23 @@ def ddl(
 
 def region_msg(region: str | None, priority: int | None) -> UserMessage:
     return UserMessage(REGION_PRI_MSG, {"region": region, "priority": priority, "message": "m"})
+
+
+ALL_CONDITIONS = {
+    "G1": G1,
+    "G2": G2,
+    "G3": G3,
+    "G4": G4,
+    "G5": G5,
+    "G6": G6,
+    "G7": G7,
+    "G8": G8,
+    "G9": G9,
+    "G10": G10,
+    "G11": G11,
+    "G12": G12_SUBSET_INSERT,
+    "G13": G13_SUBSET_UPDATE,
+    "G14": G14_SUBSET_DELETE,
+    "G15": G15,
+    "AMERICAS": AMERICAS,
+}

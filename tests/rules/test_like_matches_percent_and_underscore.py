@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rules.lang import UserMessage
@@ -69,6 +69,7 @@ def _reference(text: str, pattern: str) -> bool:
     return re.fullmatch(regex, text, re.DOTALL) is not None
 
 
+@settings(deadline=None)
 @given(st.text(alphabet="ab%_", max_size=8), st.text(alphabet="ab", max_size=10))
 def test_like_agrees_with_a_regular_expression(pattern, text) -> None:
     assert like(text, pattern) is _reference(text, pattern)

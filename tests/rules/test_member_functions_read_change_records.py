@@ -38,7 +38,9 @@ def test_ddl_lcr_member_functions() -> None:
 
 def test_a_member_call_on_an_unbound_variable_is_null() -> None:
     assert value_of(":ddl.get_object_owner() = 'HR'", row()) is None
-    assert value_of(":dml.get_object_owner() IS NULL", ddl("DROP TABLE", "TABLE", "HR", "T")) is True
+    assert (
+        value_of(":dml.get_object_owner() IS NULL", ddl("DROP TABLE", "TABLE", "HR", "T")) is True
+    )
     assert value_of(":msg.region = 'EUROPE'", row()) is None
 
 
@@ -75,7 +77,9 @@ def test_new_falls_back_to_old_unless_use_old_is_n() -> None:
 
 def test_get_value_arguments_may_be_computed() -> None:
     lcr = row("UPDATE", old={"REGION_ID": 2}, new={"REGION_ID": 3})
-    assert value_of(":dml.get_value(UPPER('new'),LOWER('REGION_ID')).AccessNumber() = 3", lcr) is True
+    assert (
+        value_of(":dml.get_value(UPPER('new'),LOWER('REGION_ID')).AccessNumber() = 3", lcr) is True
+    )
     assert value_of(":dml.get_value(:msg.x,'\"REGION_ID\"') IS NULL", lcr) is True
 
 
@@ -94,7 +98,7 @@ def test_user_message_attributes_are_case_insensitive_unless_quoted() -> None:
     m = UserMessage("T", {"Region": "EUROPE", "REGION_CODE": "EU"})
     assert value_of(":msg.region = 'EUROPE'", m) is True
     assert value_of(":msg.REGION = 'EUROPE'", m) is True
-    assert value_of(':msg."Region" = \'EUROPE\'', m) is True
+    assert value_of(":msg.\"Region\" = 'EUROPE'", m) is True
     assert value_of(':msg."region" IS NULL', m) is True
     assert value_of(":msg.region_code = 'EU'", m) is True
 
@@ -102,7 +106,7 @@ def test_user_message_attributes_are_case_insensitive_unless_quoted() -> None:
 def test_when_keys_differ_only_in_case_the_upper_case_key_wins() -> None:
     m = UserMessage("T", {"region": "lower", "REGION": "upper", "Other": 1, "OTHER_": 2})
     assert value_of(":msg.region = 'upper'", m) is True
-    assert value_of(':msg."region" = \'lower\'', m) is True
+    assert value_of(":msg.\"region\" = 'lower'", m) is True
 
 
 def test_a_missing_attribute_is_null() -> None:

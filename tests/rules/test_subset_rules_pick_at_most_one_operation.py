@@ -6,7 +6,7 @@ generators)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.rules.lang_helpers import value_of
@@ -73,6 +73,7 @@ column_values = st.one_of(st.none(), st.sampled_from([1, 2, 3, "2", "x"]))
 maybe_column = st.one_of(st.just({}), column_values.map(lambda x: {"REGION_ID": x}))
 
 
+@settings(deadline=None)
 @given(
     command=st.sampled_from(["INSERT", "UPDATE", "DELETE"]),
     old=maybe_column,

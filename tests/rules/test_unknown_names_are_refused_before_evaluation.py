@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from rules.lang import STREAMS_VARIABLES, ConditionError, parse, validate
-from tests.rules.lang_seed import G1, G2, G6, G10, G12_SUBSET_INSERT, G15, AMERICAS
+from tests.rules.lang_seed import AMERICAS, G1, G2, G6, G10, G12_SUBSET_INSERT, G15
 
 
 def parse_error(text: str) -> ConditionError:
