@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import (
     Count,
     IntegerField,
@@ -107,3 +109,16 @@ def overview() -> dict[str, int]:
         "ready": by_state.get(MessageState.READY, 0),
         "expired": by_state.get(MessageState.EXPIRED, 0),
     }
+
+
+def message_rule_test(message: Message, *, positive: Any, negative: Any) -> dict[str, Any]:
+    """Table 5-1 for a queued message against a client's rule sets ("test a message" with a
+    message picked from a queue): the rules app's decision over the engine's row."""
+    from rules.lang import message_from_queue
+    from rules.selectors import rule_set_decide
+
+    return rule_set_decide(
+        message_from_queue(message.kind, message.type_name, message.payload),
+        positive=positive,
+        negative=negative,
+    )

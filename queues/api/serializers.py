@@ -18,6 +18,7 @@ from queues.models import (
     QueueTable,
     Subscriber,
 )
+from rules.models import RuleSet
 
 User = get_user_model()
 
@@ -336,3 +337,19 @@ class QueuePrivilegeSerializer(serializers.ModelSerializer):
         fields = ["id", "queue", "user", "privilege", "created"]
         read_only_fields = ["created"]
         validators: list = []
+
+
+class MessageRuleTestSerializer(serializers.Serializer):
+    positive = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=RuleSet.objects.all(),
+        allow_null=True,
+        help_text="Positive rule set name, or null for none.",
+    )
+    negative = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=RuleSet.objects.all(),
+        allow_null=True,
+        required=False,
+        help_text="Negative rule set name, or null for none.",
+    )

@@ -226,9 +226,24 @@ class MessageViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = s.MessageSerializer
     filterset_class = MessageFilterSet
     ordering_fields = ["id", "enq_time", "priority"]
+    action_capabilities = {"test": Capability.VIEW}
 
     def get_queryset(self) -> QuerySet:
         return selectors.message_list().select_related("queue")
+
+    @extend_schema(request=s.MessageRuleTestSerializer, responses=dict)
+    @action(detail=True, methods=["post"])
+    def test(self, request: Request, pk: str | None = None) -> Response:
+        """Dry run of this queued message against a positive and an optional negative rule set:
+        PERFORM or DISCARD with every rule's TRUE / FALSE / NULL. Nothing is written."""
+        ser = s.MessageRuleTestSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        d = ser.validated_data
+        return Response(
+            selectors.message_rule_test(
+                self.get_object(), positive=d["positive"], negative=d.get("negative")
+            )
+        )
 
 
 class SubscriberViewSet(
