@@ -11,7 +11,7 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     # /queues/status/ predates the cross-app status page and stays as an alias.
-    path("queues/status/", core_views.status_views),
+    path("queues/status/", core_views.status_views, name="status_views_alias"),
     path("status/", core_views.status_views, name="status_views"),
     path("queues/", include("queues.urls")),
     path("changelog/", include("core.urls")),
