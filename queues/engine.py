@@ -190,6 +190,36 @@ def subscriber_ids(conn: psycopg.Connection, queue: QueueInfo) -> dict[str, int]
     return dict(rows)
 
 
+def subscriber_rules(conn: psycopg.Connection, queue: QueueInfo) -> dict[int, str]:
+    """Subscriber id → rule condition, for the subscribers of ``queue`` that have one."""
+    rows = conn.execute(
+        "SELECT id, rule FROM queues_subscriber WHERE queue_id = %s AND rule <> ''", (queue.id,)
+    ).fetchall()
+    return dict(rows)
+
+
+# Variables a queue-side rule (subscriber rule, dequeue condition) may use: the message itself
+# as a row change record, a DDL change record or a user message.
+QUEUE_RULE_VARIABLES = {"DML": "row_lcr", "DDL": "ddl_lcr", "MSG": "user"}
+
+
+@lru_cache(maxsize=1024)
+def rule_sql(condition: str, *, field: str, prefix: str) -> tuple[str, dict[str, Any]]:
+    """A rule condition compiled to SQL over ``aq_message m`` (the rules engine's PostgreSQL
+    compiler, which agrees with its Python one); a bad condition names ``field``, line and
+    column."""
+    from rules.lang import ConditionError, parse, validate
+    from rules.lang.compile_sql import compile_sql
+
+    try:
+        cond = parse(condition)
+        validate(cond, variables=QUEUE_RULE_VARIABLES)
+        expr = compile_sql(cond, alias="m", variables=QUEUE_RULE_VARIABLES, param_prefix=prefix)
+    except ConditionError as exc:
+        raise InvalidMessage(str(exc), field=field) from exc
+    return expr.sql, expr.params
+
+
 def subscriber_id(conn: psycopg.Connection, queue: QueueInfo, consumer: str) -> int:
     row = conn.execute(
         "SELECT id FROM queues_subscriber WHERE queue_id = %s AND upper(name) = upper(%s)",
@@ -442,7 +472,52 @@ def enqueue(
         # The queue was stopped or dropped between reading it and inserting.
         fresh = queue_info(conn, queue.id)
         raise QueueDisabled(f"Enqueue is disabled on queue {fresh.name}.", field="queue")
+    if queue.multiple_consumers:
+        ruled = [mid for mid, msg in zip(ids, messages, strict=True) if not msg.recipients]
+        _apply_subscriber_rules(conn, queue, ids, ruled)
     return ids
+
+
+def _apply_subscriber_rules(
+    conn: psycopg.Connection, queue: QueueInfo, ids: list[int], ruled: list[int]
+) -> None:
+    """Subscribers with a rule keep only the messages their rule is TRUE for, decided in SQL at
+    enqueue (AQ decides a message's recipients when it is enqueued; an explicit recipient list
+    overrides the rules). A message left with no recipient is refused, as with no subscriber."""
+    rules = subscriber_rules(conn, queue)
+    if not rules or not ruled:
+        return
+    parts, params = [], {"ids": ruled}
+    for sub_id, condition in rules.items():
+        sql, p = rule_sql(condition, field="rule", prefix=f"s{sub_id}_")
+        parts.append(f"(mc.subscriber_id = {int(sub_id)} AND NOT (({sql}) IS TRUE))")
+        params.update(p)
+    conn.execute(
+        f"""
+        DELETE FROM aq_message_consumer mc USING aq_message m
+        WHERE mc.message_id = m.id AND m.id = ANY(%(ids)s) AND ({" OR ".join(parts)})
+        """,
+        params,
+    )
+    counts = conn.execute(
+        """
+        WITH c AS (SELECT m.id, count(mc.id) AS n FROM aq_message m
+                   LEFT JOIN aq_message_consumer mc ON mc.message_id = m.id
+                   WHERE m.id = ANY(%s) GROUP BY m.id)
+        UPDATE aq_message m SET pending_consumers = c.n FROM c WHERE m.id = c.id
+        RETURNING m.id, c.n
+        """,
+        (ruled,),
+    ).fetchall()
+    empty = sorted(mid for mid, n in counts if n == 0)
+    if empty:
+        pos = ids.index(empty[0])
+        where = "" if len(ids) == 1 else f" (messages[{pos}])"
+        raise NoSubscribers(
+            f"No subscriber of queue {queue.name} takes this message{where}: every subscriber's "
+            "rule is FALSE or NULL for it.",
+            field="queue" if len(ids) == 1 else f"messages[{pos}]",
+        )
 
 
 # --- dequeue -------------------------------------------------------------------------------------
@@ -558,6 +633,7 @@ def dequeue(
     after: Position | None = None,
     lease_seconds: float = DEFAULT_LEASE_S,
     listener: Listener | None = None,
+    condition: str | None = None,
 ) -> list[DequeuedMessage]:
     """Take up to ``batch`` messages in the queue table's order.
 
@@ -590,6 +666,8 @@ def dequeue(
             field="consumer_name",
         )
     start_after = after if navigation == NEXT_MESSAGE else None
+    if condition:
+        rule_sql(condition, field="condition", prefix="dq_")
 
     def attempt() -> list[DequeuedMessage]:
         return _dequeue_once(
@@ -602,6 +680,7 @@ def dequeue(
             batch=batch,
             after=start_after,
             lease_seconds=lease_seconds,
+            condition=condition,
         )
 
     if wait <= 0:
@@ -635,8 +714,14 @@ def _dequeue_once(
     batch: int,
     after: Position | None,
     lease_seconds: float,
+    condition: str | None = None,
 ) -> list[DequeuedMessage]:
     where, params = _candidate_filter(queue, correlation=correlation, msgid=msgid, after=after)
+    if condition:
+        # AQ's deq_condition: only messages the rule condition is TRUE for (NULL is not TRUE).
+        sql, cparams = rule_sql(condition, field="condition", prefix="dq_")
+        where += f" AND (({sql}) IS TRUE)"
+        params.update(cparams)
     params["n"] = batch
     order = "m.sort_pri, m.commit_seq, m.id"
     if sub_id is not None:

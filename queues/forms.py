@@ -134,6 +134,9 @@ class DequeueForm(forms.Form):
         required=False, max_length=128, help_text="The subscriber (multi-consumer queues)."
     )
     correlation = forms.CharField(required=False, max_length=128)
+    condition = forms.CharField(
+        required=False, help_text="Only messages this rule condition is TRUE for, e.g. :msg.x = 1."
+    )
     batch = forms.IntegerField(initial=1, min_value=1, max_value=1000)
     wait = forms.FloatField(
         initial=0, min_value=0, max_value=30, help_text="Seconds to wait for a message, at most 30."
@@ -200,6 +203,11 @@ def parse_ids(raw: str, *, field: str) -> list[int] | None:
 class SubscriberForm(forms.Form):
     name = forms.CharField(max_length=128)
     address = forms.CharField(max_length=256, required=False)
+    rule = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "class": "font-monospace"}),
+        help_text="Optional rule condition, e.g. :msg.region = 'EUROPE' (empty: every message).",
+    )
 
 
 class AgentForm(forms.ModelForm):

@@ -155,6 +155,13 @@ class Subscriber(models.Model):
     queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="subscribers")
     name = models.CharField(max_length=128, validators=[name_validator])
     address = models.CharField(max_length=256, blank=True)
+    rule = models.TextField(
+        blank=True,
+        help_text=(
+            "A rule condition (:msg for user messages, :dml / :ddl for change records); the "
+            "subscriber receives only the messages it is TRUE for. Empty: every message."
+        ),
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

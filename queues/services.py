@@ -374,8 +374,11 @@ def queue_stop(*, user: User, queue: Queue, enqueue: bool = True, dequeue: bool 
 
 
 @transaction.atomic
-def subscriber_add(*, user: User, queue: Queue, name: str, address: str = "") -> Subscriber:
-    """DBMS_AQADM.ADD_SUBSCRIBER: the subscriber receives messages enqueued from now on."""
+def subscriber_add(
+    *, user: User, queue: Queue, name: str, address: str = "", rule: str = ""
+) -> Subscriber:
+    """DBMS_AQADM.ADD_SUBSCRIBER: the subscriber receives messages enqueued from now on; with a
+    ``rule``, only those the rule condition is TRUE for (decided at enqueue, in SQL)."""
     _require(user, Capability.CONFIGURE)
     if not queue.queue_table.multiple_consumers or queue.kind == QueueKind.EXCEPTION:
         raise DomainError(
@@ -384,7 +387,10 @@ def subscriber_add(*, user: User, queue: Queue, name: str, address: str = "") ->
         )
     if queue.subscribers.filter(name__iexact=name).exists():
         raise Conflict(f"{name} already subscribes to {queue.name}.", field="name")
-    sub = Subscriber(queue=queue, name=name, address=address)
+    rule = (rule or "").strip()
+    if rule:
+        engine.rule_sql(rule, field="rule", prefix="chk_")
+    sub = Subscriber(queue=queue, name=name, address=address, rule=rule)
     sub.full_clean()
     sub.save()
     _log(user, ChangeAction.CREATE, "subscriber_add", sub, after=object_snapshot(sub))
@@ -609,6 +615,7 @@ class DequeueRequest:
     wait: float = 0.0
     cursor: str | None = None
     lease_seconds: float = engine.DEFAULT_LEASE_S
+    condition: str | None = None
 
 
 def message_dequeue(
@@ -636,6 +643,7 @@ def message_dequeue(
             after=after,
             lease_seconds=request.lease_seconds,
             listener=listener,
+            condition=request.condition or None,
         )
 
 

@@ -223,6 +223,12 @@ class DequeueSerializer(serializers.Serializer):
     batch = serializers.IntegerField(default=1, min_value=1, max_value=10_000)
     wait = serializers.FloatField(default=0, min_value=0, max_value=60)
     cursor = serializers.CharField(required=False, allow_null=True)
+    condition = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        help_text="Dequeue only messages this rule condition is TRUE for (AQ deq_condition).",
+    )
     lease_seconds = serializers.FloatField(
         default=engine.DEFAULT_LEASE_S, min_value=1, max_value=86_400
     )
@@ -307,7 +313,7 @@ class SubscriberSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Subscriber
-        fields = ["id", "queue", "name", "address", "created"]
+        fields = ["id", "queue", "name", "address", "rule", "created"]
         read_only_fields = ["created"]
         validators: list = []
         extra_kwargs = {"name": {"validators": [name_validator]}}

@@ -258,7 +258,11 @@ class SubscriberViewSet(
     def perform_create(self, serializer: s.SubscriberSerializer) -> None:
         d = serializer.validated_data
         serializer.instance = services.subscriber_add(
-            user=self.request.user, queue=d["queue"], name=d["name"], address=d.get("address", "")
+            user=self.request.user,
+            queue=d["queue"],
+            name=d["name"],
+            address=d.get("address", ""),
+            rule=d.get("rule", ""),
         )
 
     def perform_destroy(self, instance: Any) -> None:

@@ -67,3 +67,20 @@ def test_an_unknown_rule_set_is_a_400_naming_it(monitor_api, queue):
 
     assert response.status_code == 400
     assert "positive" in response.json()
+
+
+def test_dequeue_by_condition_through_the_api(admin_api, queue):
+    services.message_enqueue(
+        user=None,
+        queue=queue,
+        messages=[engine.NewMessage(payload={"k": k}) for k in ("a", "b", "a")],
+    )
+
+    body = admin_api.post(
+        "/api/queues/ORDERS/dequeue/", {"batch": 10, "condition": ":msg.k = 'b'"}, format="json"
+    ).json()
+    assert [m["payload"] for m in body["messages"]] == [{"k": "b"}]
+
+    bad = admin_api.post("/api/queues/ORDERS/dequeue/", {"condition": ":msg.k ="}, format="json")
+    assert bad.status_code == 400
+    assert "column" in bad.json()["condition"][0]
