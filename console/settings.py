@@ -181,6 +181,14 @@ CELERY_BEAT_SCHEDULE = {
 
 SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")
 
+# Custom rule-based transformations: name → dotted path of a callable ``fn(message) -> message |
+# None``. Rules name a transformation from this registry; nothing else is ever imported, so no code
+# typed into a form can run.
+AQ_TRANSFORMATIONS = {
+    "UPPER_LAST_NAME": "rules.transformations_examples.upper_last_name",
+    "MASK_PHONE_NUMBER": "rules.transformations_examples.mask_phone_number",
+}
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -1,11 +1,21 @@
 """Reads of the rules app, shared by pages and API."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count, Prefetch, QuerySet
 
 from core.exceptions import DomainError
-from rules.models import EvaluationContext, Rule, RuleSet, RuleSetRule
+from rules.models import (
+    CustomTransformation,
+    DeclarativeTransformation,
+    EvaluationContext,
+    Rule,
+    RuleSet,
+    RuleSetRule,
+)
+
+if TYPE_CHECKING:  # the engine is imported where it runs, as the other selectors do
+    from rules.lang.pipeline import RuleTransforms
 
 
 def rule_list() -> QuerySet[Rule]:
@@ -84,7 +94,8 @@ def rule_set_spec(rule_set: RuleSet) -> Any:
         )
         compiled = []
         for m in members:
-            ctx = m.rule.evaluation_context
+            # A rule without a context of its own is evaluated in the set's (ADD_RULE).
+            ctx = m.rule.evaluation_context or rule_set.evaluation_context
             compiled.append(
                 compile_rule(
                     m.rule.name,
@@ -150,3 +161,112 @@ def rule_set_decide(
 
 def _tri(value: bool | None) -> str:
     return "NULL" if value is None else ("TRUE" if value else "FALSE")
+
+
+# --- rule-based transformations ------------------------------------------------------------------
+
+
+def rule_transformations(rule: Rule) -> list[DeclarativeTransformation]:
+    """The rule's declarative transformations in execution order (step number, then Oracle's
+    default order, then as added): the order the pipeline runs them in."""
+    from rules.lang.transform import DEFAULT_ORDER
+
+    rank = {t: i for i, t in enumerate(DEFAULT_ORDER)}
+    rows = list(rule.transformations.all())
+    return sorted(rows, key=lambda t: (t.step_number, rank.get(t.declarative_type, 99), t.pk))
+
+
+def rule_transforms_spec(rule: Rule, *, registry: dict[str, str] | None = None) -> "RuleTransforms":
+    """What ``rules.lang.pipeline`` needs to transform for ``rule``: its action context (row
+    migration), its declarative transformations, and its custom callable resolved from the
+    registry (AQ_TRANSFORMATIONS). Column transformations are scoped to the rule's table when the
+    rule names one. A custom name the registry no longer holds is a DomainError on ``function``."""
+    from rules.lang.pipeline import RuleTransforms
+    from rules.lang.transform import Declarative, TransformationError, resolve
+    from rules.services import transformation_registry
+
+    table = (
+        f"{rule.schema_name}.{rule.object_name}" if rule.schema_name and rule.object_name else None
+    )
+    declarative = tuple(Declarative.from_stored(t, table=table) for t in rule_transformations(rule))
+    custom, custom_name = None, ""
+    try:
+        row = rule.custom_transform
+    except CustomTransformation.DoesNotExist:
+        row = None
+    if row is not None:
+        custom_name = row.function
+        try:
+            custom = resolve(
+                custom_name, registry if registry is not None else transformation_registry()
+            )
+        except TransformationError as exc:
+            raise DomainError(f"Rule {rule.name}: {exc.message}", field="function") from exc
+    return RuleTransforms(
+        action_context=dict(rule.action_context or {}),
+        declarative=declarative,
+        custom=custom,
+        custom_name=custom_name,
+    )
+
+
+def rule_set_transformations(rule_set: RuleSet) -> dict[str, "RuleTransforms"]:
+    """Rule name → its ``RuleTransforms``, for the enabled rules of the set that transform
+    anything (row migration, declarative or custom): ``transformations_for`` of the pipeline."""
+    from rules.services import transformation_registry
+
+    registry = transformation_registry()
+    rules = (
+        Rule.objects.filter(memberships__rule_set=rule_set, memberships__enabled=True)
+        .select_related("custom_transform")
+        .prefetch_related("transformations")
+    )
+    specs = {r.name: rule_transforms_spec(r, registry=registry) for r in rules}
+    return {name: spec for name, spec in specs.items() if not spec.is_empty}
+
+
+def rule_set_apply(
+    message: Any, *, positive: RuleSet | None, negative: RuleSet | None
+) -> dict[str, Any]:
+    """Dry run of what a client with these rule sets does with the message: the Table 5-1
+    decision and, on a positive hit, the message after row migration, declarative and custom
+    transformations, with each step. Nothing is written."""
+    from rules.lang.pipeline import apply, message_to_json
+    from rules.lang.transform import TransformationError
+
+    pos = rule_set_spec(positive) if positive is not None else None
+    neg = rule_set_spec(negative) if negative is not None else None
+    specs = rule_set_transformations(positive) if positive is not None else {}
+    try:
+        result = apply(message, positive=pos, negative=neg, transformations_for=specs)
+    except TransformationError as exc:
+        raise DomainError(str(exc), field="message") from exc
+    return {
+        "decision": result.action,
+        "reason": result.reason,
+        "rule": result.rule.name if result.rule is not None else None,
+        "message_in": message_to_json(message),
+        "message_out": message_to_json(result.message_out),
+        "steps": [{"kind": s.kind, "detail": s.detail, "changed": s.changed} for s in result.steps],
+    }
+
+
+def rule_transformation_summary(rule: Rule) -> dict[str, Any]:
+    """What the rule does to a message it is TRUE for, in execution order: row migration (subset
+    rules), declarative transformations, the custom transformation's registered name."""
+    from rules.lang.migration import MigrationError, subsetting_operation_of
+
+    try:
+        # The action context is what the pipeline migrates by (§3.5.4), so it is what we show.
+        operation = subsetting_operation_of(rule.action_context)
+    except MigrationError:
+        operation = None
+    try:
+        custom = rule.custom_transform.function
+    except CustomTransformation.DoesNotExist:
+        custom = None
+    return {
+        "subsetting_operation": str(operation) if operation is not None else None,
+        "declarative": rule_transformations(rule),
+        "custom": custom,
+    }

@@ -4,6 +4,7 @@ condition never reaches evaluation."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -18,6 +19,8 @@ from core.services import change_log_record, object_snapshot
 from rules.choices import VariableType
 from rules.models import (
     STREAMS_EVALUATION_CONTEXT,
+    CustomTransformation,
+    DeclarativeTransformation,
     EvaluationContext,
     EvaluationContextVariable,
     Rule,
@@ -196,6 +199,22 @@ def rule_update(*, user: User, rule: Rule, **changes: Any) -> Rule:
     for key, value in changes.items():
         setattr(r, key, value)
     _, r.classification = condition_check(r.condition, evaluation_context=r.evaluation_context)
+    if r.evaluation_context_id is None:
+        # Without its own context the rule is evaluated in each of its sets' contexts.
+        for set_ctx in EvaluationContext.objects.filter(rule_sets__rules=r).distinct():
+            condition_check(r.condition, evaluation_context=set_ctx)
+    else:
+        clash = (
+            RuleSet.objects.filter(rules=r, evaluation_context__isnull=False)
+            .exclude(evaluation_context=r.evaluation_context_id)
+            .first()
+        )
+        if clash is not None:
+            raise DomainError(
+                f"{r.name} is in rule set {clash.name}, which uses evaluation context "
+                f"{clash.evaluation_context}.",
+                field="evaluation_context",
+            )
     r.full_clean()
     r.save()
     RuleSet.objects.filter(rules=r).update(updated=timezone.now())
@@ -304,6 +323,17 @@ def rule_set_add_rule(
             f"rule set {rule_set.name} uses {rule_set.evaluation_context}.",
             field="rule",
         )
+    if ctx is not None and rule.evaluation_context_id is None:
+        # A rule without a context is evaluated in the set's: a variable that context lacks is
+        # refused now, not left to evaluate to NULL for every message.
+        try:
+            condition_check(rule.condition, evaluation_context=rule_set.evaluation_context)
+        except DomainError as exc:
+            raise DomainError(
+                f"{rule.name} is not valid in evaluation context "
+                f"{rule_set.evaluation_context}: {exc.message}",
+                field="rule",
+            ) from exc
     member = RuleSetRule.objects.create(rule_set=rule_set, rule=rule, enabled=enabled)
     _touch(rule_set)
     change_log_record(
@@ -355,8 +385,19 @@ def _generate(kind: str, params: Mapping[str, Any], variable_number: int) -> tup
                 kind
             ](**params)
     except g.GeneratorError as exc:
-        raise DomainError(str(exc), field=getattr(exc, "parameter", None)) from exc
-    except TypeError as exc:  # an option that kind does not take
+        field = getattr(exc, "parameter", None)
+        # Oracle's streams_type is include_dml/include_ddl here.
+        field = "include_ddl" if field == "streams_type" else field
+        raise DomainError(str(exc), field=field) from exc
+    except TypeError as exc:  # a missing option, or one that kind does not take
+        missing = re.search(r"required keyword-only argument: '(\w+)'", str(exc))
+        if missing:
+            name = missing.group(1)
+            raise DomainError(f"{name} is required for {kind} rules.", field=name) from exc
+        extra = re.search(r"unexpected keyword argument '(\w+)'", str(exc))
+        if extra:
+            name = extra.group(1)
+            raise DomainError(f"{name} does not apply to {kind} rules.", field=name) from exc
         raise DomainError(str(exc), field="kind") from exc
     positive = [r for r in rules if r.inclusion_rule]
     negative = [r for r in rules if not r.inclusion_rule]
@@ -457,3 +498,168 @@ def rules_generate(
         rule_set_add_rule(user=user, rule_set=target, rule=rule)
         created.append(rule)
     return created
+
+
+# --- rule-based transformations (DBMS_STREAMS_ADM.ADD_COLUMN … SET_RULE_TRANSFORM_FUNCTION) -------
+
+
+def _rule_locked(rule: Rule) -> Rule:
+    """The rule row, locked: transformation changes on one rule are serialised."""
+    return Rule.objects.select_for_update().get(pk=rule.pk)
+
+
+def _touch_sets_of(rule: Rule) -> None:
+    """Bump ``updated`` of every set holding the rule, so anything cached per set is rebuilt."""
+    RuleSet.objects.filter(rules=rule).update(updated=timezone.now())
+
+
+def rule_is_dml(rule: Rule) -> bool:
+    """Whether the rule is a DML rule: a system-created DML rule, or a rule written by hand whose
+    condition applies to row LCRs only (it uses ``:dml`` and no other message variable)."""
+    from rules.choices import RuleType, StreamsRuleType
+    from rules.lang import ConditionError, compile_rule
+
+    if rule.rule_type:
+        return rule.rule_type == RuleType.DML and rule.streams_rule_type != StreamsRuleType.MESSAGE
+    if rule.streams_rule_type == StreamsRuleType.MESSAGE:
+        return False
+    ctx = rule.evaluation_context
+    try:
+        compiled = compile_rule(
+            rule.name,
+            rule.condition,
+            variables=ctx.variable_kinds() if ctx is not None else None,
+        )
+    except ConditionError:
+        return False
+    return compiled.applies_to == "row_lcr"
+
+
+@transaction.atomic
+def transformation_add_declarative(
+    *, user: User, rule: Rule, declarative_type: str, step_number: int = 0, **params: Any
+) -> DeclarativeTransformation:
+    """DBMS_STREAMS_ADM.KEEP_COLUMNS / DELETE_COLUMN / RENAME_COLUMN / ADD_COLUMN / RENAME_TABLE /
+    RENAME_SCHEMA with operation 'ADD': attach one declarative transformation to a DML rule.
+    ``params`` are Oracle's parameter names (column_name, column_list, column_value,
+    from_/to_column_name, from_/to_table_name, from_/to_schema_name, value_type). Names are
+    stored canonical (unquoted upper-cased). Writes the row and one change-log entry."""
+    from rules.lang.transform import PARAMETERS, TransformationError, declarative
+
+    _require(user, Capability.CONFIGURE)
+    r = _rule_locked(rule)
+    if not rule_is_dml(r):
+        if r.rule_type == "DDL":
+            what = "a DDL rule"
+        elif r.streams_rule_type == "MESSAGE":
+            what = "a message rule"
+        else:
+            what = "not a DML rule (its condition is not about row LCRs only)"
+        raise DomainError(
+            f"{r.name} is {what}: declarative transformations change row LCRs, so they attach "
+            "to DML rules only.",
+            field="rule",
+        )
+    unknown = sorted(set(params) - set(PARAMETERS))
+    if unknown:
+        raise DomainError(f"{unknown[0]} is not a declarative parameter.", field=unknown[0])
+    try:
+        checked = declarative(declarative_type, step_number=step_number, **params)
+    except TransformationError as exc:
+        raise DomainError(exc.message, field=exc.field) from exc
+    row = DeclarativeTransformation(rule=r, **checked.stored())
+    row.full_clean()
+    row.save()
+    _touch_sets_of(r)
+    change_log_record(
+        user=user,
+        action=ChangeAction.CREATE,
+        verb="transformation_add_declarative",
+        obj=row,
+        after={**object_snapshot(row), "rule": r.name},
+    )
+    return row
+
+
+@transaction.atomic
+def transformation_remove(*, user: User, transformation: DeclarativeTransformation) -> None:
+    """The same procedures with operation 'REMOVE': detach one declarative transformation."""
+    _require(user, Capability.CONFIGURE)
+    rule = _rule_locked(transformation.rule)
+    before = {**object_snapshot(transformation), "rule": rule.name}
+    transformation.delete()
+    _touch_sets_of(rule)
+    change_log_record(
+        user=user,
+        action=ChangeAction.DELETE,
+        verb="transformation_remove",
+        before=before,
+        object_type="rules.declarativetransformation",
+        object_id=before["id"],
+        object_repr=f"{before['declarative_type']} on {rule.name}",
+    )
+
+
+def transformation_registry() -> dict[str, str]:
+    """The custom transformations rules may name (settings.AQ_TRANSFORMATIONS)."""
+    from django.conf import settings
+
+    return dict(getattr(settings, "AQ_TRANSFORMATIONS", {}) or {})
+
+
+@transaction.atomic
+def custom_transformation_set(*, user: User, rule: Rule, function: str) -> CustomTransformation:
+    """DBMS_STREAMS_ADM.SET_RULE_TRANSFORM_FUNCTION: the rule's custom transformation is the
+    callable registered as ``function`` in AQ_TRANSFORMATIONS (replacing any previous one). A
+    name the registry lacks is refused; nothing else is ever imported. Any rule kind may carry
+    one (custom transformations can change DDL LCRs and user messages too)."""
+    from rules.lang.transform import TransformationError, resolve
+
+    _require(user, Capability.CONFIGURE)
+    r = _rule_locked(rule)
+    name = (function or "").strip()
+    try:
+        resolve(name, transformation_registry())
+    except TransformationError as exc:
+        raise DomainError(exc.message, field="function") from exc
+    existing = CustomTransformation.objects.filter(rule=r).first()
+    before = object_snapshot(existing) if existing is not None else None
+    if existing is None:
+        row = CustomTransformation.objects.create(rule=r, function=name)
+    else:
+        existing.function = name
+        existing.save(update_fields=["function"])
+        row = existing
+    _touch_sets_of(r)
+    change_log_record(
+        user=user,
+        action=ChangeAction.CREATE if before is None else ChangeAction.UPDATE,
+        verb="custom_transformation_set",
+        obj=row,
+        before=before,
+        after={**object_snapshot(row), "rule": r.name},
+    )
+    return row
+
+
+@transaction.atomic
+def custom_transformation_clear(*, user: User, rule: Rule) -> None:
+    """SET_RULE_TRANSFORM_FUNCTION with a NULL function: the rule loses its custom
+    transformation. Refused when it has none, so the change log only records real changes."""
+    _require(user, Capability.CONFIGURE)
+    r = _rule_locked(rule)
+    existing = CustomTransformation.objects.filter(rule=r).first()
+    if existing is None:
+        raise DomainError(f"{r.name} has no custom transformation.", field="rule")
+    before = {**object_snapshot(existing), "rule": r.name}
+    existing.delete()
+    _touch_sets_of(r)
+    change_log_record(
+        user=user,
+        action=ChangeAction.DELETE,
+        verb="custom_transformation_clear",
+        before=before,
+        object_type="rules.customtransformation",
+        object_id=before["id"],
+        object_repr=f"{before['function']} on {r.name}",
+    )

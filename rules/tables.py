@@ -41,8 +41,9 @@ class RuleSetTable(tables.Table):
 class EvaluationContextTable(tables.Table):
     name = tables.Column(linkify=True)
     variables = tables.ManyToManyColumn(
-        transform=lambda v: f"{v.name} {v.user_type or v.variable_type}"
+        transform=lambda v: f"{v.name} {v.user_type or v.variable_type}", verbose_name="Variables"
     )
+    builtin = tables.BooleanColumn(verbose_name="Built in")
     rule_count = tables.Column(verbose_name="Rules")
 
     class Meta:

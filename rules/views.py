@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from typing import Any
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django_tables2 import RequestConfig
 
@@ -11,7 +14,12 @@ from core.generic import ObjectListView, require, run_action, run_service
 from rules import selectors, services
 from rules.filtersets import EvaluationContextFilterSet, RuleFilterSet, RuleSetFilterSet
 from rules.forms import (
+    GENERATOR_FIELDS,
+    GENERATOR_TITLES,
+    CustomTransformationForm,
+    DeclarativeTransformationForm,
     EvaluationContextForm,
+    GeneratorForm,
     RuleEditForm,
     RuleForm,
     RuleSetForm,
@@ -28,6 +36,10 @@ class RuleListView(ObjectListView):
     filterset_class = RuleFilterSet
     selector = staticmethod(selectors.rule_list)
     add_url_name = "rules:rule_add"
+    template_name = "rules/rule_list.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        return {**super().get_context_data(**kwargs), "generator_kinds": GENERATOR_TITLES}
 
 
 class RuleSetListView(ObjectListView):
@@ -52,8 +64,8 @@ def condition_check(request: HttpRequest) -> HttpResponse:
     require(request, Capability.VIEW)
     data = request.POST if request.method == "POST" else request.GET
     context = None
-    if data.get("evaluation_context"):
-        context = EvaluationContext.objects.filter(pk=data["evaluation_context"]).first()
+    if (context_id := data.get("evaluation_context", "")).isdigit():  # the form's select sends ids
+        context = EvaluationContext.objects.filter(pk=context_id).first()
     report = selectors.condition_report(data.get("condition", ""), context)
     return render(request, "rules/_condition_check.html", {"report": report})
 
@@ -107,6 +119,7 @@ def rule_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "object": rule,
             "rule_sets": rule.rule_sets.all(),
             "report": selectors.condition_report(rule.condition, rule.evaluation_context),
+            **_transformation_context(rule),
         },
     )
 
@@ -153,6 +166,7 @@ def ruleset_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "object": rs,
             "members": selectors.rule_set_members(rs),
             "member_form": RuleSetMemberForm(),
+            "test_form": TestMessageForm(),
         },
     )
 
@@ -267,5 +281,134 @@ def ruleset_test(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         "rules/_test_message.html",
         {"object": rs, "test_form": form, "result": result},
+        status=400 if form.errors else 200,
+    )
+
+
+# --- rule-based transformations (a section of the rule page) ------------------------------------
+
+
+def _transformation_context(rule: Rule) -> dict:
+    return {
+        "transformations": selectors.rule_transformation_summary(rule),
+        "declarative_allowed": services.rule_is_dml(rule),
+        "transformation_form": DeclarativeTransformationForm(),
+        "custom_form": CustomTransformationForm(registry=services.transformation_registry()),
+    }
+
+
+def rule_transformation_add(request: HttpRequest, pk: int) -> HttpResponse:
+    """Add a declarative transformation (DBMS_STREAMS_ADM.ADD_COLUMN and friends)."""
+    require(request, Capability.CONFIGURE)
+    rule = get_object_or_404(Rule, pk=pk)
+    form = DeclarativeTransformationForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        done = run_service(
+            request,
+            form,
+            lambda: services.transformation_add_declarative(
+                user=request.user, rule=rule, **form.params()
+            ),
+        )
+        if done is not None:
+            return redirect(f"{rule.get_absolute_url()}#transformations")
+    return render(
+        request,
+        "core/form.html",
+        {"form": form, "title": f"Add a declarative transformation to {rule.name}"},
+        status=400 if form.errors else 200,
+    )
+
+
+def rule_transformation_remove(
+    request: HttpRequest, pk: int, transformation_pk: int
+) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    rule = get_object_or_404(Rule, pk=pk)
+    row = get_object_or_404(rule.transformations, pk=transformation_pk)
+    if request.method == "POST":
+        run_action(
+            request,
+            lambda: services.transformation_remove(user=request.user, transformation=row),
+            f"Removed {row.declarative_type} from {rule.name}.",
+        )
+    return redirect(f"{rule.get_absolute_url()}#transformations")
+
+
+def rule_custom_transformation(request: HttpRequest, pk: int) -> HttpResponse:
+    """Set the rule's custom transformation to a registered callable."""
+    require(request, Capability.CONFIGURE)
+    rule = get_object_or_404(Rule, pk=pk)
+    form = CustomTransformationForm(
+        request.POST or None, registry=services.transformation_registry()
+    )
+    if request.method == "POST" and form.is_valid():
+        done = run_service(
+            request,
+            form,
+            lambda: services.custom_transformation_set(
+                user=request.user, rule=rule, function=form.cleaned_data["function"]
+            ),
+        )
+        if done is not None:
+            return redirect(f"{rule.get_absolute_url()}#transformations")
+    return render(
+        request,
+        "core/form.html",
+        {"form": form, "title": f"Custom transformation of {rule.name}"},
+        status=400 if form.errors else 200,
+    )
+
+
+def rule_custom_transformation_clear(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    rule = get_object_or_404(Rule, pk=pk)
+    if request.method == "POST":
+        run_action(
+            request,
+            lambda: services.custom_transformation_clear(user=request.user, rule=rule),
+            f"Removed the custom transformation of {rule.name}.",
+        )
+    return redirect(f"{rule.get_absolute_url()}#transformations")
+
+
+def generate(request: HttpRequest, kind: str = "table") -> HttpResponse:
+    """The DBMS_STREAMS_ADM generators: preview (dry run) or create the rules."""
+    require(request, Capability.VIEW if request.method == "GET" else Capability.CONFIGURE)
+    if kind not in GENERATOR_FIELDS:
+        raise Http404("No such generator.")
+    form = GeneratorForm(request.POST or None, kind=kind)
+    preview = None
+    if request.method == "POST" and form.is_valid():
+        if "preview" in request.POST:
+            preview = run_service(
+                request, form, lambda: services.rules_preview(kind=kind, params=form.params())
+            )
+        else:
+            created = run_service(
+                request,
+                form,
+                lambda: services.rules_generate(
+                    user=request.user,
+                    kind=kind,
+                    params=form.params(),
+                    rule_set=form.cleaned_data.get("rule_set") or None,
+                    negative_rule_set=form.cleaned_data.get("negative_rule_set") or None,
+                ),
+            )
+            if created is not None:
+                messages.success(request, f"Created {', '.join(r.name for r in created)}.")
+                sets = created[0].rule_sets.all()
+                return redirect(sets[0] if sets else created[0])
+    return render(
+        request,
+        "rules/generate.html",
+        {
+            "form": form,
+            "kind": kind,
+            "kinds": GENERATOR_TITLES,
+            "preview": preview,
+            "title": GENERATOR_TITLES[kind],
+        },
         status=400 if form.errors else 200,
     )

@@ -1,8 +1,15 @@
 from rest_framework import serializers
 
 from core.validators import name_validator
-from rules.choices import VariableType
-from rules.models import EvaluationContext, EvaluationContextVariable, Rule, RuleSet, RuleSetRule
+from rules.choices import DeclarativeType, ValueType, VariableType
+from rules.models import (
+    DeclarativeTransformation,
+    EvaluationContext,
+    EvaluationContextVariable,
+    Rule,
+    RuleSet,
+    RuleSetRule,
+)
 
 
 class VariableSerializer(serializers.ModelSerializer):
@@ -227,3 +234,70 @@ class DecideSerializer(MessageInputSerializer):
         allow_null=True,
         help_text="Negative rule set name, or null for none.",
     )
+
+
+# --- rule-based transformations ------------------------------------------------------------------
+
+
+class DeclarativeTransformationSerializer(serializers.ModelSerializer):
+    """One declarative transformation as stored (names canonical, upper-cased unless quoted)."""
+
+    class Meta:
+        model = DeclarativeTransformation
+        fields = [
+            "id",
+            "declarative_type",
+            "step_number",
+            "value_type",
+            "column_name",
+            "column_list",
+            "column_value",
+            "from_column_name",
+            "to_column_name",
+            "from_table_name",
+            "to_table_name",
+            "from_schema_name",
+            "to_schema_name",
+        ]
+        read_only_fields = fields
+
+
+class DeclarativeTransformationInputSerializer(serializers.Serializer):
+    """DBMS_STREAMS_ADM.KEEP_COLUMNS … RENAME_SCHEMA: the type and Oracle's parameter names.
+    Only shapes are checked here; which names each type needs is the service's check."""
+
+    declarative_type = serializers.ChoiceField(choices=DeclarativeType.choices)
+    step_number = serializers.IntegerField(min_value=0, default=0)
+    value_type = serializers.ChoiceField(
+        choices=ValueType.choices,
+        required=False,
+        allow_null=True,
+        help_text="OLD, NEW or *; default NEW for ADD COLUMN, * for the other column types.",
+    )
+    column_name = serializers.CharField(required=False, allow_blank=True, max_length=128)
+    column_list = serializers.ListField(child=serializers.CharField(max_length=128), required=False)
+    column_value = serializers.JSONField(required=False, allow_null=True)
+    from_column_name = serializers.CharField(required=False, allow_blank=True, max_length=128)
+    to_column_name = serializers.CharField(required=False, allow_blank=True, max_length=128)
+    from_table_name = serializers.CharField(
+        required=False, allow_blank=True, max_length=257, help_text="schema.table"
+    )
+    to_table_name = serializers.CharField(
+        required=False, allow_blank=True, max_length=257, help_text="schema.table"
+    )
+    from_schema_name = serializers.CharField(required=False, allow_blank=True, max_length=128)
+    to_schema_name = serializers.CharField(required=False, allow_blank=True, max_length=128)
+
+
+class CustomTransformationSerializer(serializers.Serializer):
+    function = serializers.CharField(
+        max_length=200, help_text="A name registered in the AQ_TRANSFORMATIONS setting."
+    )
+
+
+class RuleTransformationsSerializer(serializers.Serializer):
+    """Everything a rule does to a message it is TRUE for, in execution order."""
+
+    subsetting_operation = serializers.CharField(allow_null=True)
+    declarative = DeclarativeTransformationSerializer(many=True)
+    custom = serializers.CharField(allow_null=True)

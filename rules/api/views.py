@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -121,6 +122,71 @@ class RuleViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         qs = selectors.rule_list().filter(pk__in=[r.pk for r in rules])
         return Response(s.RuleSerializer(qs, many=True).data, status=status.HTTP_201_CREATED)
 
+    # --- rule-based transformations ---------------------------------------------------------
+
+    def _transformations(self, rule: Rule) -> dict[str, Any]:
+        return s.RuleTransformationsSerializer(selectors.rule_transformation_summary(rule)).data
+
+    @extend_schema(methods=["GET"], request=None, responses=s.RuleTransformationsSerializer)
+    @extend_schema(
+        methods=["POST"],
+        request=s.DeclarativeTransformationInputSerializer,
+        responses={201: s.DeclarativeTransformationSerializer},
+    )
+    @action(detail=True, methods=["get", "post"])
+    def transformations(self, request: Request, pk: str | None = None) -> Response:
+        """GET: what the rule does to a message it is TRUE for, in execution order. POST: add a
+        declarative transformation (KEEP_COLUMNS … RENAME_SCHEMA; DML rules only)."""
+        rule = self.get_object()
+        if request.method != "POST":
+            return Response(self._transformations(rule))
+        ser = s.DeclarativeTransformationInputSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        row = services.transformation_add_declarative(
+            user=request.user, rule=rule, **ser.validated_data
+        )
+        return Response(
+            s.DeclarativeTransformationSerializer(row).data, status=status.HTTP_201_CREATED
+        )
+
+    @extend_schema(request=None, responses={204: None})
+    @action(
+        detail=True,
+        methods=["delete"],
+        url_path=r"transformations/(?P<transformation_id>[0-9]+)",
+    )
+    def remove_transformation(
+        self, request: Request, pk: str | None = None, transformation_id: str | None = None
+    ) -> Response:
+        """Remove one declarative transformation (operation 'REMOVE')."""
+        rule = self.get_object()
+        row = rule.transformations.filter(pk=transformation_id).first()
+        if row is None:
+            raise Http404(f"Rule {rule.name} has no transformation {transformation_id}.")
+        services.transformation_remove(user=request.user, transformation=row)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        methods=["PUT"],
+        request=s.CustomTransformationSerializer,
+        responses=s.RuleTransformationsSerializer,
+    )
+    @extend_schema(methods=["DELETE"], request=None, responses={204: None})
+    @action(detail=True, methods=["put", "delete"], url_path="custom-transformation")
+    def custom_transformation(self, request: Request, pk: str | None = None) -> Response:
+        """PUT: set the rule's custom transformation to a callable registered in
+        AQ_TRANSFORMATIONS (SET_RULE_TRANSFORM_FUNCTION). DELETE: remove it."""
+        rule = self.get_object()
+        if request.method == "DELETE":
+            services.custom_transformation_clear(user=request.user, rule=rule)
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        ser = s.CustomTransformationSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        services.custom_transformation_set(
+            user=request.user, rule=rule, function=ser.validated_data["function"]
+        )
+        return Response(self._transformations(selectors.rule_list().get(pk=rule.pk)))
+
 
 class RuleSetViewSet(
     NameOrIdLookupMixin,
@@ -132,7 +198,11 @@ class RuleSetViewSet(
 
     serializer_class = s.RuleSetSerializer
     filterset_class = RuleSetFilterSet
-    action_capabilities = {"test": Capability.VIEW, "decide": Capability.VIEW}
+    action_capabilities = {
+        "test": Capability.VIEW,
+        "decide": Capability.VIEW,
+        "transform": Capability.VIEW,
+    }
 
     def get_queryset(self) -> QuerySet[RuleSet]:
         return selectors.rule_set_list().prefetch_related("members__rule")
@@ -194,3 +264,19 @@ class RuleSetViewSet(
             user=request.user, rule_set=rs, rule=ser.validated_data["rule"]
         )
         return Response(s.RuleSetSerializer(self.get_queryset().get(pk=rs.pk)).data)
+
+    @extend_schema(request=s.RuleSetTestSerializer, responses=dict)
+    @action(detail=True, methods=["post"])
+    def transform(self, request: Request, pk: str | None = None) -> Response:
+        """Dry run of the whole client pipeline with this set as the positive rule set (after an
+        optional negative set): the decision and, on a positive hit, the message after row
+        migration, declarative and custom transformations, step by step. Nothing is written."""
+        rs = self.get_object()
+        ser = s.RuleSetTestSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        message = selectors.message_for_test(ser.validated_data["message"])
+        return Response(
+            selectors.rule_set_apply(
+                message, positive=rs, negative=ser.validated_data.get("negative_rule_set")
+            )
+        )
