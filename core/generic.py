@@ -12,6 +12,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
@@ -116,3 +117,28 @@ def run_action(request: HttpRequest, call: Callable[[], T], success: str) -> T |
         return None
     messages.success(request, success.format(result=result))
     return result
+
+
+def form_page(
+    request: HttpRequest,
+    form: forms.Form,
+    call: Callable[[], T],
+    *,
+    title: str,
+    success: Callable[[T], HttpResponse] | None = None,
+    template: str = "core/form.html",
+    context: dict[str, Any] | None = None,
+) -> HttpResponse:
+    """The one shape of every form page: on a valid POST call the service (``call`` reads
+    ``form.cleaned_data``) and redirect to its result; otherwise render the form, with status 400
+    when it carries errors."""
+    if request.method == "POST" and form.is_valid():
+        result = run_service(request, form, call)
+        if result is not None:
+            return success(result) if success is not None else redirect(result)
+    return render(
+        request,
+        template,
+        {"form": form, "title": title, **(context or {})},
+        status=400 if form.errors else 200,
+    )

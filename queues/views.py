@@ -12,7 +12,14 @@ from django.urls import reverse
 from django_tables2 import RequestConfig
 
 from core.choices import Capability
-from core.generic import BoundedPaginator, ObjectListView, require, run_action, run_service
+from core.generic import (
+    BoundedPaginator,
+    ObjectListView,
+    form_page,
+    require,
+    run_action,
+    run_service,
+)
 from core.roles import user_can
 from queues import engine, selectors, services
 from queues.filtersets import (
@@ -111,19 +118,11 @@ def queuetable_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def queuetable_add(request: HttpRequest) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     form = QueueTableCreateForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        qt = run_service(
-            request,
-            form,
-            lambda: services.queue_table_create(user=request.user, **form.cleaned_data),
-        )
-        if qt is not None:
-            return redirect(qt)
-    return render(
+    return form_page(
         request,
-        "core/form.html",
-        {"form": form, "title": "New queue table"},
-        status=400 if form.errors else 200,
+        form,
+        lambda: services.queue_table_create(user=request.user, **form.cleaned_data),
+        title="New queue table",
     )
 
 
@@ -131,21 +130,11 @@ def queuetable_edit(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     qt = get_object_or_404(QueueTable, pk=pk)
     form = QueueTableEditForm(request.POST or None, instance=qt)
-    if request.method == "POST" and form.is_valid():
-        done = run_service(
-            request,
-            form,
-            lambda: services.queue_table_update(
-                user=request.user, queue_table=qt, **form.cleaned_data
-            ),
-        )
-        if done is not None:
-            return redirect(done)
-    return render(
+    return form_page(
         request,
-        "core/form.html",
-        {"form": form, "title": f"Edit {qt.name}"},
-        status=400 if form.errors else 200,
+        form,
+        lambda: services.queue_table_update(user=request.user, queue_table=qt, **form.cleaned_data),
+        title=f"Edit {qt.name}",
     )
 
 
@@ -207,17 +196,11 @@ def queue_add(request: HttpRequest) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     initial = {"queue_table": request.GET.get("queue_table")}
     form = QueueCreateForm(request.POST or None, initial=initial)
-    if request.method == "POST" and form.is_valid():
-        queue = run_service(
-            request, form, lambda: services.queue_create(user=request.user, **form.cleaned_data)
-        )
-        if queue is not None:
-            return redirect(queue)
-    return render(
+    return form_page(
         request,
-        "core/form.html",
-        {"form": form, "title": "New queue"},
-        status=400 if form.errors else 200,
+        form,
+        lambda: services.queue_create(user=request.user, **form.cleaned_data),
+        title="New queue",
     )
 
 
@@ -225,19 +208,11 @@ def queue_edit(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     queue = get_object_or_404(Queue, pk=pk)
     form = QueueEditForm(request.POST or None, instance=queue)
-    if request.method == "POST" and form.is_valid():
-        done = run_service(
-            request,
-            form,
-            lambda: services.queue_update(user=request.user, queue=queue, **form.cleaned_data),
-        )
-        if done is not None:
-            return redirect(done)
-    return render(
+    return form_page(
         request,
-        "core/form.html",
-        {"form": form, "title": f"Edit {queue.name}"},
-        status=400 if form.errors else 200,
+        form,
+        lambda: services.queue_update(user=request.user, queue=queue, **form.cleaned_data),
+        title=f"Edit {queue.name}",
     )
 
 
@@ -390,19 +365,13 @@ def subscriber_add(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     queue = get_object_or_404(Queue.objects.select_related("queue_table"), pk=pk)
     form = SubscriberForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        sub = run_service(
-            request,
-            form,
-            lambda: services.subscriber_add(user=request.user, queue=queue, **form.cleaned_data),
-        )
-        if sub is not None:
-            return redirect(queue)
-    return render(
+    return form_page(
         request,
-        "core/form.html",
-        {"form": form, "title": f"Add subscriber to {queue.name}", "submit_label": "Add"},
-        status=400 if form.errors else 200,
+        form,
+        lambda: services.subscriber_add(user=request.user, queue=queue, **form.cleaned_data),
+        title=f"Add subscriber to {queue.name}",
+        success=lambda _sub: redirect(queue),
+        context={"submit_label": "Add"},
     )
 
 
@@ -424,22 +393,12 @@ def subscriber_remove(request: HttpRequest, pk: int) -> HttpResponse:
 def agent_add(request: HttpRequest) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     form = AgentForm(request.POST or None)
-    if (
-        request.method == "POST"
-        and form.is_valid()
-        and (
-            run_service(
-                request, form, lambda: services.agent_create(user=request.user, **form.cleaned_data)
-            )
-            is not None
-        )
-    ):
-        return redirect("queues:agent_list")
-    return render(
+    return form_page(
         request,
-        "core/form.html",
-        {"form": form, "title": "New AQ agent"},
-        status=400 if form.errors else 200,
+        form,
+        lambda: services.agent_create(user=request.user, **form.cleaned_data),
+        title="New AQ agent",
+        success=lambda _agent: redirect("queues:agent_list"),
     )
 
 
@@ -459,66 +418,40 @@ def agent_access(request: HttpRequest, verb: str) -> HttpResponse:
     """ENABLE_DB_ACCESS / DISABLE_DB_ACCESS."""
     require(request, Capability.CONFIGURE)
     form = AgentAccessForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        service = (
-            services.agent_enable_db_access
-            if verb == "enable"
-            else services.agent_disable_db_access
-        )
-        if (
-            run_service(
-                request,
-                form,
-                lambda: (
-                    service(
-                        user=request.user,
-                        agent=form.cleaned_data["agent"],
-                        db_user=form.cleaned_data["user"],
-                    )
-                    or True
-                ),
-            )
-            is not None
-        ):
-            return redirect("queues:agent_list")
-    return render(
+    service = (
+        services.agent_enable_db_access if verb == "enable" else services.agent_disable_db_access
+    )
+
+    def call() -> bool:
+        d = form.cleaned_data
+        service(user=request.user, agent=d["agent"], db_user=d["user"])
+        return True
+
+    return form_page(
         request,
-        "core/form.html",
-        {
-            "form": form,
-            "title": f"{verb.capitalize()} DB access",
-            "submit_label": verb.capitalize(),
-        },
-        status=400 if form.errors else 200,
+        form,
+        call,
+        title=f"{verb.capitalize()} DB access",
+        success=lambda _done: redirect("queues:agent_list"),
+        context={"submit_label": verb.capitalize()},
     )
 
 
 def privilege_grant(request: HttpRequest) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     form = PrivilegeForm(request.POST or None)
-    if (
-        request.method == "POST"
-        and form.is_valid()
-        and (
-            run_service(
-                request,
-                form,
-                lambda: services.queue_privilege_grant(
-                    user=request.user,
-                    queue=form.cleaned_data["queue"],
-                    grantee=form.cleaned_data["user"],
-                    privilege=form.cleaned_data["privilege"],
-                ),
-            )
-            is not None
-        )
-    ):
-        return redirect("queues:privilege_list")
-    return render(
+    return form_page(
         request,
-        "core/form.html",
-        {"form": form, "title": "Grant queue privilege", "submit_label": "Grant"},
-        status=400 if form.errors else 200,
+        form,
+        lambda: services.queue_privilege_grant(
+            user=request.user,
+            queue=form.cleaned_data["queue"],
+            grantee=form.cleaned_data["user"],
+            privilege=form.cleaned_data["privilege"],
+        ),
+        title="Grant queue privilege",
+        success=lambda _grant: redirect("queues:privilege_list"),
+        context={"submit_label": "Grant"},
     )
 
 
