@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django_tables2 import RequestConfig
 
 from core.choices import Capability
-from core.generic import ObjectListView, require, run_action, run_service
+from core.generic import ObjectListView, form_page, require, run_action, run_service
 from rules import selectors, services
 from rules.filtersets import EvaluationContextFilterSet, RuleFilterSet, RuleSetFilterSet
 from rules.forms import (
@@ -75,17 +75,12 @@ def rule_add(request: HttpRequest) -> HttpResponse:
     form = RuleForm(
         request.POST or None, initial={"evaluation_context": services.streams_evaluation_context()}
     )
-    if request.method == "POST" and form.is_valid():
-        rule = run_service(
-            request, form, lambda: services.rule_create(user=request.user, **form.cleaned_data)
-        )
-        if rule is not None:
-            return redirect(rule)
-    return render(
+    return form_page(
         request,
-        "rules/rule_form.html",
-        {"form": form, "title": "New rule"},
-        status=400 if form.errors else 200,
+        form,
+        lambda: services.rule_create(user=request.user, **form.cleaned_data),
+        title="New rule",
+        template="rules/rule_form.html",
     )
 
 
@@ -93,19 +88,12 @@ def rule_edit(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     rule = get_object_or_404(Rule, pk=pk)
     form = RuleEditForm(request.POST or None, instance=rule)
-    if request.method == "POST" and form.is_valid():
-        done = run_service(
-            request,
-            form,
-            lambda: services.rule_update(user=request.user, rule=rule, **form.cleaned_data),
-        )
-        if done is not None:
-            return redirect(done)
-    return render(
+    return form_page(
         request,
-        "rules/rule_form.html",
-        {"form": form, "title": f"Edit {rule.name}"},
-        status=400 if form.errors else 200,
+        form,
+        lambda: services.rule_update(user=request.user, rule=rule, **form.cleaned_data),
+        title=f"Edit {rule.name}",
+        template="rules/rule_form.html",
     )
 
 
@@ -142,17 +130,11 @@ def rule_delete(request: HttpRequest, pk: int) -> HttpResponse:
 def ruleset_add(request: HttpRequest) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     form = RuleSetForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        rs = run_service(
-            request, form, lambda: services.rule_set_create(user=request.user, **form.cleaned_data)
-        )
-        if rs is not None:
-            return redirect(rs)
-    return render(
+    return form_page(
         request,
-        "core/form.html",
-        {"form": form, "title": "New rule set"},
-        status=400 if form.errors else 200,
+        form,
+        lambda: services.rule_set_create(user=request.user, **form.cleaned_data),
+        title="New rule set",
     )
 
 
@@ -188,19 +170,12 @@ def ruleset_add_rule(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     rs = get_object_or_404(RuleSet, pk=pk)
     form = RuleSetMemberForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        done = run_service(
-            request,
-            form,
-            lambda: services.rule_set_add_rule(user=request.user, rule_set=rs, **form.cleaned_data),
-        )
-        if done is not None:
-            return redirect(rs)
-    return render(
+    return form_page(
         request,
-        "core/form.html",
-        {"form": form, "title": f"Add a rule to {rs.name}"},
-        status=400 if form.errors else 200,
+        form,
+        lambda: services.rule_set_add_rule(user=request.user, rule_set=rs, **form.cleaned_data),
+        title=f"Add a rule to {rs.name}",
+        success=lambda _member: redirect(rs),
     )
 
 
@@ -220,19 +195,11 @@ def ruleset_remove_rule(request: HttpRequest, pk: int, rule_pk: int) -> HttpResp
 def context_add(request: HttpRequest) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     form = EvaluationContextForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        ctx = run_service(
-            request,
-            form,
-            lambda: services.evaluation_context_create(user=request.user, **form.cleaned_data),
-        )
-        if ctx is not None:
-            return redirect(ctx)
-    return render(
+    return form_page(
         request,
-        "core/form.html",
-        {"form": form, "title": "New evaluation context"},
-        status=400 if form.errors else 200,
+        form,
+        lambda: services.evaluation_context_create(user=request.user, **form.cleaned_data),
+        title="New evaluation context",
     )
 
 
@@ -302,21 +269,14 @@ def rule_transformation_add(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     rule = get_object_or_404(Rule, pk=pk)
     form = DeclarativeTransformationForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        done = run_service(
-            request,
-            form,
-            lambda: services.transformation_add_declarative(
-                user=request.user, rule=rule, **form.params()
-            ),
-        )
-        if done is not None:
-            return redirect(f"{rule.get_absolute_url()}#transformations")
-    return render(
+    return form_page(
         request,
-        "core/form.html",
-        {"form": form, "title": f"Add a declarative transformation to {rule.name}"},
-        status=400 if form.errors else 200,
+        form,
+        lambda: services.transformation_add_declarative(
+            user=request.user, rule=rule, **form.params()
+        ),
+        title=f"Add a declarative transformation to {rule.name}",
+        success=lambda _t: redirect(f"{rule.get_absolute_url()}#transformations"),
     )
 
 
@@ -342,21 +302,14 @@ def rule_custom_transformation(request: HttpRequest, pk: int) -> HttpResponse:
     form = CustomTransformationForm(
         request.POST or None, registry=services.transformation_registry()
     )
-    if request.method == "POST" and form.is_valid():
-        done = run_service(
-            request,
-            form,
-            lambda: services.custom_transformation_set(
-                user=request.user, rule=rule, function=form.cleaned_data["function"]
-            ),
-        )
-        if done is not None:
-            return redirect(f"{rule.get_absolute_url()}#transformations")
-    return render(
+    return form_page(
         request,
-        "core/form.html",
-        {"form": form, "title": f"Custom transformation of {rule.name}"},
-        status=400 if form.errors else 200,
+        form,
+        lambda: services.custom_transformation_set(
+            user=request.user, rule=rule, function=form.cleaned_data["function"]
+        ),
+        title=f"Custom transformation of {rule.name}",
+        success=lambda _t: redirect(f"{rule.get_absolute_url()}#transformations"),
     )
 
 
