@@ -19,7 +19,7 @@ SCALE = 0.002
 # The clients are other connections and processes, so data must really commit. The serialized
 # rollback keeps the flush after each test from re-creating content types that the next
 # serialized-rollback test (tests/queues) restores itself.
-LIVE = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+LIVE = pytest.mark.django_db(transaction=True)
 
 
 def run_bench(*args: str) -> tuple[dict, str]:

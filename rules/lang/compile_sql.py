@@ -15,12 +15,18 @@ Value families follow ``rules.lang.values``: VARCHAR2 is ``text`` compared in co
 (``COLLATE "C"``), NUMBER is ``numeric`` (exact), RAW is ``bytea``, DATE is ``timestamp``. A value
 read from a payload (a message attribute, a column value of GET_VALUE) has its family only at run
 time; it stays ``jsonb`` and goes through the ``aq_rule_*`` helper functions of migration
-``rules.0003_sql_functions``, which carry Oracle's implicit conversions and the engine's reading of
+``rules.0004_sql_functions``, which carry Oracle's implicit conversions and the engine's reading of
 JSON numbers.
+
+Before compiling, ORs are factored as a rule set is indexed (``factor_rule_sets``): 50 generated
+table rules OR-ed together test the shared owner, tag and source once and the 50 names as one IN
+list. What a variable's absence would make NULL is tested once around the whole predicate
+(``strict_variable``), not at every field.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -47,11 +53,16 @@ from rules.lang.compile_python import constant_value, is_constant
 from rules.lang.parser import ConditionError, _node_error
 
 __all__ = [
+    "ACCESS_FAMILY",
+    "DYNAMIC",
     "FIELDS_OF_KIND",
+    "FLIP",
     "Binding",
     "SqlExpr",
     "compile_sql",
     "convert_constant",
+    "factor_rule_sets",
+    "get_value_plan",
     "like_plan",
     "strict_variable",
     "variable_binding",
@@ -65,9 +76,10 @@ ROW_FIELDS = frozenset(
 DDL_FIELDS = ROW_FIELDS | {"object_type", "base_table_owner", "base_table_name"}
 FIELDS_OF_KIND = {"ROW_LCR": ROW_FIELDS, "DDL_LCR": DDL_FIELDS, "USER": frozenset()}
 
-_FLIP = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+FLIP = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _SQL_OP = {"=": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
-_ACCESS_FAMILY = {
+# The family of what each ANYDATA accessor returns.
+ACCESS_FAMILY = {
     "ACCESSNUMBER": "N",
     "ACCESSVARCHAR2": "S",
     "ACCESSCHAR": "S",
@@ -151,6 +163,25 @@ def like_plan(pattern: Any, escape: Any, has_escape: bool) -> tuple[int | str, .
     return v.like_tokens(text, esc)
 
 
+DYNAMIC = object()
+
+
+def get_value_plan(args: tuple[Expr, ...]) -> tuple[str, str, bool] | object | None:
+    """GET_VALUE's arguments when they are constants: (``OLD`` or ``NEW``, the column, use_old),
+    or None when they make it NULL (``values.get_value``'s checks); DYNAMIC when one of them is
+    known only at run time."""
+    if not all(is_constant(a) for a in args):
+        return DYNAMIC
+    value_type, column, *rest = (constant_value(a) for a in args)
+    use_old = rest[0] if rest else "Y"
+    if not all(type(x) is str for x in (value_type, column, use_old)):
+        return None
+    col, vt, uo = v.column_name(column), value_type.upper(), use_old.upper()
+    if col is None or vt not in ("OLD", "NEW") or uo not in ("Y", "N"):
+        return None
+    return vt, col, uo == "Y"
+
+
 def convert_constant(c: Any, family: str) -> Any:
     """A constant as a value of ``family`` (N, R, D) when compared with one: Oracle's implicit
     conversion of a string, the value itself when it already has that family, None otherwise."""
@@ -167,6 +198,105 @@ def convert_constant(c: Any, family: str) -> Any:
         return v.to_date(c)
     except OverflowError:  # values.to_date raises near year 1 and 9999 with an offset
         return None
+
+
+def factor_rule_sets(cond: Condition) -> Condition:
+    """The condition with every OR factored the way a rule set is indexed: a conjunct shared by
+    several alternatives is tested once (``(a AND b) OR (a AND c)`` → ``a AND (b OR c)``), and
+    equalities of one expression with several string constants become one IN list. An OR of 50
+    generated table rules becomes ``tag IS NULL AND source = … AND owner = … AND name IN (…50…)``.
+
+    Both laws hold in SQL's three-valued logic (it is a distributive lattice, with absorption),
+    so the result has the same TRUE / FALSE / NULL as the original for every message."""
+    match cond:
+        case Or():
+            return _factor([_conjuncts(factor_rule_sets(i)) for i in _alternatives(cond)])
+        case And(items=items):
+            return And(tuple(factor_rule_sets(i) for i in items))
+        case Not(cond=inner):
+            return Not(factor_rule_sets(inner))
+        case Exists(cond=inner):
+            return Exists(factor_rule_sets(inner))
+    return cond
+
+
+def _alternatives(node: Or) -> list[Condition]:
+    out: list[Condition] = []
+    for item in node.items:
+        out.extend(_alternatives(item) if isinstance(item, Or) else [item])
+    return out
+
+
+def _conjuncts(node: Condition) -> tuple[Condition, ...]:
+    if not isinstance(node, And):
+        return (node,)
+    out: list[Condition] = []
+    for item in node.items:
+        out.extend(_conjuncts(item))
+    return tuple(dict.fromkeys(out))  # x AND x is x
+
+
+def _and(items: tuple[Condition, ...] | list[Condition]) -> Condition:
+    return items[0] if len(items) == 1 else And(tuple(items))
+
+
+def _factor(alternatives: list[tuple[Condition, ...]]) -> Condition:
+    """The OR of the alternatives (each a tuple of conjuncts), with shared conjuncts factored."""
+    flat: list[tuple[Condition, ...]] = []
+    for alt in alternatives:  # an alternative that is itself an OR joins this one
+        if len(alt) == 1 and isinstance(alt[0], Or):
+            flat.extend(_conjuncts(a) for a in _alternatives(alt[0]))
+        else:
+            flat.append(alt)
+    alternatives = flat
+    counts = Counter(c for alt in alternatives for c in alt)
+    shared, n = counts.most_common(1)[0]
+    if n < 2:
+        return _in_lists([_and(alt) for alt in alternatives])
+    with_it = [tuple(c for c in alt if c != shared) for alt in alternatives if shared in alt]
+    rest = [alt for alt in alternatives if shared not in alt]
+    if any(not alt for alt in with_it):
+        factored = shared  # a OR (a AND b) is a
+    else:
+        inner = _factor(with_it)
+        factored = And((shared, *(_conjuncts(inner) if isinstance(inner, And) else (inner,))))
+    if not rest:
+        return factored
+    other = _factor(rest)
+    return Or((factored, *(other.items if isinstance(other, Or) else (other,))))
+
+
+def _in_lists(alternatives: list[Condition]) -> Condition:
+    """``x = 'a' OR x = 'b'`` as ``x IN ('a', 'b')``: the same NULLs, one hash lookup."""
+    groups: dict[Expr, list[Literal]] = {}
+    out: list[Condition | Expr] = []
+    for alt in alternatives:
+        split = _string_equality(alt)
+        if split is None:
+            out.append(alt)
+            continue
+        expr, lit = split
+        if expr not in groups:
+            groups[expr] = []
+            out.append(expr)  # a placeholder keeping the order
+        groups[expr].append(lit)
+    items: list[Condition] = []
+    for x in out:
+        if isinstance(x, Literal | Bind | Attr | Call):
+            lits = groups[x]
+            items.append(Compare("=", x, lits[0]) if len(lits) == 1 else InList(x, tuple(lits)))
+        else:
+            items.append(x)  # type: ignore[arg-type]
+    return items[0] if len(items) == 1 else Or(tuple(items))
+
+
+def _string_equality(node: Condition) -> tuple[Expr, Literal] | None:
+    if not isinstance(node, Compare) or node.op != "=":
+        return None
+    for expr, other in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(other, Literal) and type(other.value) is str and not is_constant(expr):
+            return expr, other
+    return None
 
 
 # --- the SQL compiler ----------------------------------------------------------------------------
@@ -196,8 +326,9 @@ def compile_sql(
     if not alias.isidentifier():
         raise ValueError(f"not an SQL alias: {alias!r}")
     c = _Compiler(alias, variables, param_prefix)
-    sql = c.cond(cond, frozenset())
-    return SqlExpr(sql, c.params)
+    sql = c.cond(factor_rule_sets(cond), frozenset())
+    # Constants folded away at compile time (IS_NULL_TAG's 'Y') left parameters nobody reads.
+    return SqlExpr(sql, {k: x for k, x in c.params.items() if f"%({k})s" in sql})
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,9 +444,9 @@ class _Compiler:
         if a.tag is not None and b.is_const:
             return self.null_tag_compare(op, a.tag, b.const)
         if b.tag is not None and a.is_const:
-            return self.null_tag_compare(_FLIP[op], b.tag, a.const)
+            return self.null_tag_compare(FLIP[op], b.tag, a.const)
         if b.fam == "J" and a.fam != "J":
-            a, b, op = b, a, _FLIP[op]
+            a, b, op = b, a, FLIP[op]
         sop = _SQL_OP[op]
         if a.fam == "J":
             match b.fam:
@@ -466,7 +597,7 @@ class _Compiler:
                 return self.field(var, v.LCR_FIELDS[name], assumed)
             case Call(expr=Bind(name=var), name="GET_VALUE", args=args):
                 return self.get_value(var, args, assumed)
-            case Call(expr=inner, name=name, args=()) if name in _ACCESS_FAMILY and inner:
+            case Call(expr=inner, name=name, args=()) if name in ACCESS_FAMILY and inner:
                 return self.access(name, self.value(inner, assumed))
         raise _node_error(e, f"cannot compile {type(e).__name__} {getattr(e, 'name', '')}")
 
@@ -496,18 +627,15 @@ class _Compiler:
         if self.binding(var).kind != "ROW_LCR":
             return _NULL
         p = self.payload
-        if all(is_constant(a) for a in args):
-            value_type, column, *rest = (constant_value(a) for a in args)
-            use_old = rest[0] if rest else "Y"
-            if not all(type(x) is str for x in (value_type, column, use_old)):
-                return _NULL
-            col, vt, uo = v.column_name(column), value_type.upper(), use_old.upper()
-            if col is None or vt not in ("OLD", "NEW") or uo not in ("Y", "N"):
-                return _NULL
+        plan = get_value_plan(args)
+        if plan is None:
+            return _NULL
+        if plan is not DYNAMIC:
+            vt, col, use_old = plan  # type: ignore[misc]
             c = self.param(col, "text")
             if vt == "OLD":
                 sql = f"({p} -> 'old_values' -> {c})"
-            elif uo == "N":
+            elif not use_old:
                 sql = f"({p} -> 'new_values' -> {c})"
             else:
                 sql = (
@@ -527,7 +655,7 @@ class _Compiler:
         if a.fam != "A":
             return _NULL
         j = a.sql
-        match _ACCESS_FAMILY[name]:
+        match ACCESS_FAMILY[name]:
             case "N":
                 return _Val(
                     "N", f"aq_rule_json_to_number({j})", text=f"aq_rule_json_number_text({j})"
@@ -538,7 +666,7 @@ class _Compiler:
                 fn = "aq_rule_to_date"
             case _:
                 fn = "aq_rule_hextoraw"
-        fam = _ACCESS_FAMILY[name]
+        fam = ACCESS_FAMILY[name]
         return _Val(fam, f"(CASE WHEN jsonb_typeof({j}) = 'string' THEN {fn}({j} #>> '{{}}') END)")
 
 

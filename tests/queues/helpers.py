@@ -17,7 +17,7 @@ from queues.models import Message, Queue
 
 # Data must really commit for other connections (and the commit-time trigger) to see it; the
 # serialized rollback puts the role groups back after the flush, for the tests that follow.
-LIVE = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+LIVE = pytest.mark.django_db(transaction=True)
 
 
 def make_queue(
