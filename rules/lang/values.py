@@ -137,7 +137,10 @@ def to_date(text: str) -> datetime | None:
         except ValueError:
             return None
     if value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
+        try:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        except OverflowError:  # an offset that pushes year 1 or 9999 out of range: not a date
+            return None
     return value
 
 
@@ -760,10 +763,14 @@ def message_from_json(obj: Any) -> Message:
 
 def message_from_queue(kind: str, type_name: str | None, payload: Any) -> Message:
     """A message from the queue engine's row: ``kind`` ROW_LCR / DDL_LCR / USER, its type name and
-    its payload (the LCR fields of ``queues.engine._ROW_LCR_SCHEMA``/``_DDL_LCR_SCHEMA``)."""
+    its payload (the LCR fields of ``queues.engine._ROW_LCR_SCHEMA``/``_DDL_LCR_SCHEMA``).
+
+    A user payload is the decoded JSON value, as the engine and the ORM hand it over: a string is
+    a JSON string, never JSON text to parse again (``"2"`` must stay the text 2)."""
     k = (kind or "").upper()
     if k == "USER":
-        return _user(type_name, _loads(payload, "the payload"))
+        return _user(type_name, payload)
+    # An LCR payload is always an object, so a string can only be its JSON text.
     d = _loads(payload, "the payload")
     if k in ("ROW_LCR", "DDL_LCR"):
         if not isinstance(d, Mapping):

@@ -112,7 +112,7 @@ def test_queue_payloads_load_as_the_same_messages() -> None:
     assert message_from_queue("ROW_LCR", None, json.dumps(row_payload)) == message_from_json(ROW)
     ddl_payload = {k: v for k, v in DDL.items() if k != "kind"}
     assert message_from_queue("DDL_LCR", "", ddl_payload) == message_from_json(DDL)
-    user = message_from_queue("USER", "ORDERS", '{"id": 1}')
+    user = message_from_queue("USER", "ORDERS", {"id": 1})
     assert user == UserMessage("ORDERS", {"id": 1})
     with pytest.raises(MessageError) as info:
         message_from_queue("BLOB", "", {})
@@ -138,3 +138,18 @@ def test_variable_names_are_canonical() -> None:
     assert variable_name('"MixedCase"') == "MixedCase"
     with pytest.raises(ValueError):
         variable_name("not a name")
+
+
+def test_a_queued_user_payload_that_is_a_json_string_stays_a_string():
+    from rules.lang import bindings_for, compile_python, message_from_queue, parse
+
+    message = message_from_queue("USER", "T", "02")
+    rule = compile_python(parse(":msg = '02'"))
+    assert rule(bindings_for(message)) is True
+
+
+def test_a_date_that_an_offset_pushes_out_of_range_is_null_not_an_error():
+    from rules.lang.values import to_date
+
+    assert to_date("0001-01-01T00:00+01:00") is None
+    assert to_date("9999-12-31T23:59-01:00") is None
