@@ -11,6 +11,7 @@ from django.core.validators import MinValueValidator
 from core.forms import JSONTextField
 from queues.choices import DequeueMode, MessageKind, MessageState, Navigation, Privilege, Visibility
 from queues.models import Agent, Queue, QueueTable
+from rules.models import RuleSet
 
 
 class QueueTableCreateForm(forms.ModelForm):
@@ -226,3 +227,18 @@ class PrivilegeForm(forms.Form):
     queue = forms.ModelChoiceField(queryset=Queue.objects.filter(kind="NORMAL_QUEUE"))
     user = forms.ModelChoiceField(queryset=get_user_model().objects.order_by("username"))
     privilege = forms.ChoiceField(choices=Privilege.choices)
+
+
+class MessageRuleTestForm(forms.Form):
+    """Try a queued message against a client's rule sets (Table 5-1)."""
+
+    message_id = forms.IntegerField(min_value=1, label="Message id")
+    positive = forms.ModelChoiceField(
+        queryset=RuleSet.objects.order_by("name"),
+        required=False,
+        label="Positive rule set",
+        help_text="Empty: no positive rule set (every message not discarded is performed).",
+    )
+    negative = forms.ModelChoiceField(
+        queryset=RuleSet.objects.order_by("name"), required=False, label="Negative rule set"
+    )

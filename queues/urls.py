@@ -16,6 +16,7 @@ urlpatterns = [
     path("<int:pk>/dequeue/", views.queue_dequeue, name="queue_dequeue"),
     path("<int:pk>/purge/", views.queue_purge, name="queue_purge"),
     path("<int:pk>/replay/", views.queue_replay, name="queue_replay"),
+    path("<int:pk>/rule-test/", views.queue_rule_test, name="queue_rule_test"),
     path("<int:pk>/subscribers/add/", views.subscriber_add, name="subscriber_add"),
     path("subscribers/<int:pk>/remove/", views.subscriber_remove, name="subscriber_remove"),
     path("tables/", views.QueueTableListView.as_view(), name="queuetable_list"),

@@ -34,6 +34,7 @@ from queues.forms import (
     AgentForm,
     DequeueForm,
     EnqueueForm,
+    MessageRuleTestForm,
     PrivilegeForm,
     PurgeForm,
     QueueCreateForm,
@@ -187,6 +188,7 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "purge_form": PurgeForm(queue=queue),
             "replay_form": ReplayForm(),
             "subscriber_form": SubscriberForm(),
+            "rule_test_form": MessageRuleTestForm(),
             "commit_time_warning": queue.queue_table.sort_order == "priority,commit_time",
         },
     )
@@ -465,3 +467,28 @@ def privilege_revoke(request: HttpRequest, pk: int) -> HttpResponse:
             "Privilege revoked.",
         )
     return redirect(reverse("queues:privilege_list"))
+
+
+def queue_rule_test(request: HttpRequest, pk: int) -> HttpResponse:
+    """ "Test a message" with a message picked from this queue: PERFORM or DISCARD and every
+    rule's value. Read-only."""
+    require(request, Capability.VIEW)
+    queue = get_object_or_404(Queue, pk=pk)
+    form = MessageRuleTestForm(request.POST or None)
+    result = None
+    if request.method == "POST" and form.is_valid():
+        message = selectors.message_list(queue=queue).filter(pk=form.cleaned_data["message_id"])
+        if not message:
+            form.add_error("message_id", f"Queue {queue.name} has no message with that id.")
+        else:
+            result = selectors.message_rule_test(
+                message[0],
+                positive=form.cleaned_data["positive"],
+                negative=form.cleaned_data["negative"],
+            )
+    return render(
+        request,
+        "queues/_rule_test.html",
+        {"object": queue, "rule_test_form": form, "result": result},
+        status=400 if form.errors else 200,
+    )
