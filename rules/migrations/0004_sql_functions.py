@@ -398,7 +398,27 @@ STATEMENTS = re.split(r"\n\n(?=(?:--[^\n]*\n)*CREATE FUNCTION)", FUNCTIONS.strip
 DROP = [f"DROP FUNCTION IF EXISTS {sig}" for sig in FUNCTION_SIGNATURES]
 
 
+def create_functions(apps, schema_editor) -> None:
+    """Create the functions, with ICU case mapping where the server has ICU. A PostgreSQL built
+    without it (the embedded pgserver wheel) falls back to the database's default collation,
+    which maps ASCII exactly as Python does but may leave other letters unchanged: UPPER/LOWER of
+    non-ASCII text can then differ from the Python evaluator (docs/RULES_LANGUAGE.md)."""
+    with schema_editor.connection.cursor() as cur:
+        cur.execute("SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu'")
+        has_icu = cur.fetchone() is not None
+        for statement in STATEMENTS:
+            if not has_icu:
+                statement = statement.replace(' COLLATE "und-x-icu"', "")
+            cur.execute(statement)
+
+
+def drop_functions(apps, schema_editor) -> None:
+    with schema_editor.connection.cursor() as cur:
+        for statement in DROP:
+            cur.execute(statement)
+
+
 class Migration(migrations.Migration):
     dependencies = [("rules", "0003_status_view_models")]
 
-    operations = [migrations.RunSQL(STATEMENTS, DROP)]
+    operations = [migrations.RunPython(create_functions, drop_functions)]
