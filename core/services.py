@@ -54,3 +54,19 @@ def change_log_record(
         before=before,
         after=after,
     )
+
+
+def change_log_deletion(
+    *, user: AbstractBaseUser | AnonymousUser | None, verb: str, object_type: str, before: dict
+) -> ChangeLogEntry:
+    """Log the deletion of an object from its snapshot taken before ``delete()`` (after it the
+    object has no pk left to name)."""
+    return change_log_record(
+        user=user,
+        action=ChangeAction.DELETE,
+        verb=verb,
+        object_type=object_type,
+        object_id=before["id"],
+        object_repr=before["name"],
+        before=before,
+    )

@@ -528,7 +528,6 @@ _COLUMNS = (
     "m.lock_token, "
     "m.original_queue_id, m.exception_reason"
 )
-_RETURNING = _COLUMNS.replace("m.", "")
 
 
 def _row_to_message(row: Sequence[Any], lock_token: UUID | None = None) -> DequeuedMessage:

@@ -19,7 +19,7 @@ from psycopg.conninfo import make_conninfo
 from core.choices import Capability, ChangeAction
 from core.exceptions import Conflict, DomainError, Forbidden
 from core.roles import user_can
-from core.services import change_log_record, object_snapshot
+from core.services import change_log_deletion, change_log_record, object_snapshot
 from queues import engine
 from queues.choices import Privilege, QueueKind, Visibility
 from queues.models import Agent, AgentUser, Queue, QueuePrivilege, QueueTable, Subscriber
@@ -176,15 +176,8 @@ def queue_table_delete(*, user: User, queue_table: QueueTable) -> None:
     for q in qt.queues.order_by("-kind"):
         q.delete()
     qt.delete()
-    _log(
-        user,
-        ChangeAction.DELETE,
-        "queue_table_delete",
-        None,
-        before=before,
-        object_type="queues.queuetable",
-        object_id=before["id"],
-        object_repr=before["name"],
+    change_log_deletion(
+        user=user, verb="queue_table_delete", object_type="queues.queuetable", before=before
     )
 
 
@@ -316,16 +309,7 @@ def queue_delete(*, user: User, queue: Queue) -> None:
         raise Conflict(f"Queue {users.name} uses {q.name} as its exception queue.")
     before = object_snapshot(q)
     q.delete()
-    _log(
-        user,
-        ChangeAction.DELETE,
-        "queue_delete",
-        None,
-        before=before,
-        object_type="queues.queue",
-        object_id=before["id"],
-        object_repr=before["name"],
-    )
+    change_log_deletion(user=user, verb="queue_delete", object_type="queues.queue", before=before)
 
 
 def _set_enabled(
@@ -415,15 +399,8 @@ def subscriber_remove(*, user: User, subscriber: Subscriber) -> None:
         (sub.pk,),
     )
     sub.delete()
-    _log(
-        user,
-        ChangeAction.DELETE,
-        "subscriber_remove",
-        None,
-        before=before,
-        object_type="queues.subscriber",
-        object_id=before["id"],
-        object_repr=before["name"],
+    change_log_deletion(
+        user=user, verb="subscriber_remove", object_type="queues.subscriber", before=before
     )
 
 
@@ -446,16 +423,7 @@ def agent_delete(*, user: User, agent: Agent) -> None:
     _require(user, Capability.CONFIGURE)
     before = object_snapshot(agent)
     agent.delete()
-    _log(
-        user,
-        ChangeAction.DELETE,
-        "agent_delete",
-        None,
-        before=before,
-        object_type="queues.agent",
-        object_id=before["id"],
-        object_repr=before["name"],
-    )
+    change_log_deletion(user=user, verb="agent_delete", object_type="queues.agent", before=before)
 
 
 @transaction.atomic

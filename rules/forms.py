@@ -7,7 +7,7 @@ from django import forms
 
 from core.forms import JSONTextField
 from rules.choices import DeclarativeType, ValueType, VariableType
-from rules.models import EvaluationContext, Rule, RuleSet
+from rules.models import Rule, RuleSet
 
 
 class RuleForm(forms.ModelForm):
@@ -93,13 +93,6 @@ class TestMessageForm(forms.Form):
         required=False,
         help_text="Optional: a negative rule set evaluated first.",
     )
-
-
-class ContextChoiceMixin:
-    def limit_contexts(self) -> None:
-        field = self.fields.get("evaluation_context")  # type: ignore[attr-defined]
-        if field is not None:
-            field.queryset = EvaluationContext.objects.order_by("name")
 
 
 # --- rule-based transformations ------------------------------------------------------------------

@@ -15,7 +15,7 @@ from django.utils import timezone
 from core.choices import Capability, ChangeAction
 from core.exceptions import Conflict, DomainError, Forbidden
 from core.roles import user_can
-from core.services import change_log_record, object_snapshot
+from core.services import change_log_deletion, change_log_record, object_snapshot
 from rules.choices import VariableType
 from rules.models import (
     STREAMS_EVALUATION_CONTEXT,
@@ -135,14 +135,11 @@ def evaluation_context_delete(*, user: User, context: EvaluationContext) -> None
         raise Conflict(f"Rules or rule sets still use {context.name}.")
     before = object_snapshot(context)
     context.delete()
-    change_log_record(
+    change_log_deletion(
         user=user,
-        action=ChangeAction.DELETE,
         verb="evaluation_context_delete",
-        before=before,
         object_type="rules.evaluationcontext",
-        object_id=before["id"],
-        object_repr=before["name"],
+        before=before,
     )
 
 
@@ -241,15 +238,7 @@ def rule_delete(*, user: User, rule: Rule) -> None:
         )
     before = object_snapshot(rule)
     rule.delete()
-    change_log_record(
-        user=user,
-        action=ChangeAction.DELETE,
-        verb="rule_delete",
-        before=before,
-        object_type="rules.rule",
-        object_id=before["id"],
-        object_repr=before["name"],
-    )
+    change_log_deletion(user=user, verb="rule_delete", object_type="rules.rule", before=before)
 
 
 # --- rule sets -----------------------------------------------------------------------------------
@@ -297,14 +286,8 @@ def rule_set_delete(*, user: User, rule_set: RuleSet) -> None:
     }
     rule_set.members.all().delete()
     rule_set.delete()
-    change_log_record(
-        user=user,
-        action=ChangeAction.DELETE,
-        verb="rule_set_delete",
-        before=before,
-        object_type="rules.ruleset",
-        object_id=before["id"],
-        object_repr=before["name"],
+    change_log_deletion(
+        user=user, verb="rule_set_delete", object_type="rules.ruleset", before=before
     )
 
 
