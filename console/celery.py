@@ -9,3 +9,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 app = Celery("console")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+def _add_worker_steps() -> None:
+    from jobs.worker import HeartbeatStep
+
+    app.steps["worker"].add(HeartbeatStep)
+
+
+_add_worker_steps()

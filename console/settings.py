@@ -172,10 +172,41 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # The AQ queue monitor: timers run often so delay and expiration are honoured within a second or so.
 AQ_MONITOR_INTERVAL_S = float(os.environ.get("AQ_MONITOR_INTERVAL_S", "1.0"))
+
+
+def _env_float(name: str, default: float) -> float:
+    return float(os.environ.get(name, default))
+
+
+# Propagation windows (jobs app). Back-off and the disable threshold are Messaging Gateway's
+# numbers (spec/gateway.md §1.9.3); AQ's own seeds give none.
+AQ_PROPAGATION = {
+    "QUEUE": os.environ.get("AQ_PROPAGATION_QUEUE", "propagation"),  # Celery queue of the runs
+    "BATCH": int(os.environ.get("AQ_PROPAGATION_BATCH", "500")),
+    "SLICE_S": _env_float("AQ_PROPAGATION_SLICE_S", 60),  # a run then yields its pool slot
+    "HEARTBEAT_S": _env_float("AQ_PROPAGATION_HEARTBEAT_S", 2),
+    "STUCK_S": _env_float("AQ_PROPAGATION_STUCK_S", 30),  # RUNNING without a heartbeat: stuck
+    "QUEUED_TIMEOUT_S": _env_float("AQ_PROPAGATION_QUEUED_TIMEOUT_S", 300),  # then LOST
+    "BACKOFF_MIN_S": _env_float("AQ_PROPAGATION_BACKOFF_MIN_S", 2),
+    "BACKOFF_MAX_S": _env_float("AQ_PROPAGATION_BACKOFF_MAX_S", 1800),
+    "MAX_FAILURES": int(os.environ.get("AQ_PROPAGATION_MAX_FAILURES", "16")),
+    "DEADLOCK_RETRIES": 5,
+}
+AQ_WORKER_HEARTBEAT_S = _env_float("AQ_WORKER_HEARTBEAT_S", 5)
+AQ_DISPATCH_INTERVAL_S = _env_float("AQ_DISPATCH_INTERVAL_S", 1)
+CELERY_TASK_ROUTES = {"jobs.tasks.propagation_run": {"queue": AQ_PROPAGATION["QUEUE"]}}
 CELERY_BEAT_SCHEDULE = {
     "aq-queue-monitor": {
         "task": "queues.tasks.queue_monitor_run",
         "schedule": AQ_MONITOR_INTERVAL_S,
+    },
+    "aq-propagation-dispatch": {
+        "task": "jobs.tasks.propagation_dispatch",
+        "schedule": AQ_DISPATCH_INTERVAL_S,
+    },
+    "aq-propagation-reap": {
+        "task": "jobs.tasks.propagation_reap",
+        "schedule": 5.0,
     },
 }
 

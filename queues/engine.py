@@ -962,14 +962,45 @@ def fail_consumer_attempts(conn: psycopg.Connection, consumer_row_ids: Sequence[
     over = [cid for cid, exceeded in rows if exceeded]
     if not over:
         return
+    taken = conn.execute(
+        """
+        WITH d AS (DELETE FROM aq_message_consumer mc WHERE mc.id = ANY(%s)
+                   RETURNING mc.message_id, mc.subscriber_id)
+        SELECT d.message_id, d.subscriber_id FROM d
+        """,
+        (over,),
+    ).fetchall()
+    consumer_exception_copies(
+        conn,
+        [mid for mid, _ in taken],
+        [sid for _, sid in taken],
+        [REASON_MAX_RETRIES] * len(taken),
+        consumed=False,
+    )
+
+
+def consumer_exception_copies(
+    conn: psycopg.Connection,
+    message_ids: Sequence[int],
+    subscriber_ids: Sequence[int],
+    reasons: Sequence[str],
+    *,
+    consumed: bool = True,
+) -> None:
+    """Put one subscriber's copy of each message into the source queue's exception queue, with a
+    reason that names the subscriber. The copy keeps a consumer row for that subscriber, so a
+    replay returns it to that subscriber (and only to it).
+
+    ``consumed``: the subscriber's consumer row is already gone and counted down (a REMOVE
+    dequeue did it, as a propagation does); otherwise count the originals down here."""
+    if not message_ids:
+        return
     conn.execute(
-        f"""
-        WITH d AS (DELETE FROM aq_message_consumer mc WHERE mc.id = ANY(%(ids)s)
-                   RETURNING mc.message_id, mc.subscriber_id),
-        -- The copy keeps a consumer row for its subscriber, so a replay returns it to that
-        -- subscriber (and only to it) instead of leaving a message nobody can dequeue.
-        n AS (SELECT d.message_id, d.subscriber_id,
-                     nextval(pg_get_serial_sequence('aq_message', 'id')) AS copy_id FROM d),
+        """
+        WITH n AS (SELECT x.message_id, x.subscriber_id, x.reason,
+                          nextval(pg_get_serial_sequence('aq_message', 'id')) AS copy_id
+                   FROM unnest(%(mids)s::bigint[], %(sids)s::bigint[], %(reasons)s::text[])
+                        AS x(message_id, subscriber_id, reason)),
         copy AS (
             INSERT INTO aq_message (id, queue_id, queue_table_id, state, priority, sort_pri,
                 commit_seq, kind, type_name, correlation, sender, headers, payload, enq_time,
@@ -977,23 +1008,29 @@ def fail_consumer_attempts(conn: psycopg.Connection, consumer_row_ids: Sequence[
                 exception_reason, replayed)
             SELECT n.copy_id, q.exception_queue_id, m.queue_table_id, 'EXPIRED', m.priority,
                    m.sort_pri, m.commit_seq, m.kind, m.type_name, m.correlation, m.sender,
-                   m.headers, m.payload, m.enq_time, m.enq_user, m.expiration, q.max_retries + 1,
-                   1, m.queue_id, '{REASON_MAX_RETRIES} (consumer ' || s.name || ')', false
+                   m.headers, m.payload, m.enq_time, m.enq_user, m.expiration, m.attempts,
+                   1, m.queue_id, n.reason || ' (consumer ' || s.name || ')', false
             FROM n JOIN aq_message m ON m.id = n.message_id
             JOIN queues_queue q ON q.id = m.queue_id
             JOIN queues_subscriber s ON s.id = n.subscriber_id
-        ),
-        copy_consumer AS (
-            INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
-            SELECT n.copy_id, n.subscriber_id, 0 FROM n
         )
+        INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
+        SELECT n.copy_id, n.subscriber_id, 0 FROM n
+        """,
+        {"mids": list(message_ids), "sids": list(subscriber_ids), "reasons": list(reasons)},
+    )
+    if consumed:
+        return
+    conn.execute(
+        """
         UPDATE aq_message m SET pending_consumers = m.pending_consumers - x.n,
                state = CASE WHEN m.pending_consumers = x.n THEN 'PROCESSED' ELSE m.state END,
                processed_at = CASE WHEN m.pending_consumers = x.n THEN now() END
-        FROM (SELECT message_id, count(*) AS n FROM d GROUP BY message_id) x
+        FROM (SELECT message_id, count(*) AS n FROM unnest(%s::bigint[]) AS t(message_id)
+              GROUP BY message_id) x
         WHERE m.id = x.message_id
         """,
-        {"ids": over},
+        (list(message_ids),),
     )
 
 

@@ -1,0 +1,498 @@
+"""One propagation run: a Celery task's stay in a schedule's window.
+
+The run dequeues a batch from the source as the propagation's subscriber, decides each message with
+the rule sets (Table 5-1, negative set first), transforms it, and enqueues it into the destination,
+all in one PostgreSQL transaction: a crash at any point leaves every message either still at the
+source or exactly once at the destination. Idle, it LISTENs on the source queue's channel and
+looks again at worst after the schedule's latency.
+
+Exclusivity: the run holds a session advisory lock on its propagation for its whole life. The lock
+also tells the reaper whether a RUNNING run's worker is alive: PostgreSQL drops it the moment the
+worker's session ends, however the worker died.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from django.conf import settings
+from psycopg import errors as pg_errors
+
+from jobs.choices import RunEnd, RunState
+from queues import engine
+
+log = logging.getLogger(__name__)
+
+# Advisory-lock namespace (the two-int key form, a keyspace apart from the engine's bigint locks).
+LOCK_NS = 0x4150  # "AP"
+
+
+def config() -> dict[str, Any]:
+    return settings.AQ_PROPAGATION
+
+
+# --- finishing a run: one statement, shared by the runner and the reaper -------------------------
+
+_FINISH_SQL = """
+WITH r AS (
+    UPDATE jobs_propagationrun SET state = %(state)s, end_reason = %(reason)s, error = %(error)s,
+           ended_at = now(), waiting = false, folded = true
+    WHERE id = %(run)s AND state IN ('QUEUED', 'RUNNING')
+    RETURNING id, propagation_id, propagated, bytes, discarded, exceptions, dequeue_time,
+              rule_time, enqueue_time, started_at, folded
+)
+UPDATE jobs_propagationschedule s SET
+    run_id = NULL,
+    last_run_at = now(),
+    total_runs = s.total_runs + 1,
+    total_number = s.total_number + r.propagated,
+    total_bytes = s.total_bytes + r.bytes,
+    total_time = s.total_time + extract(epoch FROM now() - coalesce(r.started_at, now())),
+    total_discarded = s.total_discarded + r.discarded,
+    total_exceptions = s.total_exceptions + r.exceptions,
+    max_number = greatest(s.max_number, r.propagated),
+    max_bytes = greatest(s.max_bytes, r.bytes),
+    elapsed_dequeue_time = s.elapsed_dequeue_time + r.dequeue_time,
+    elapsed_rule_time = s.elapsed_rule_time + r.rule_time,
+    elapsed_enqueue_time = s.elapsed_enqueue_time + r.enqueue_time,
+    failures = CASE WHEN %(failed)s THEN s.failures + 1
+                    WHEN %(state)s = 'SUCCEEDED' THEN 0 ELSE s.failures END,
+    last_error_msg = CASE WHEN %(failed)s THEN %(error)s ELSE s.last_error_msg END,
+    last_error_at = CASE WHEN %(failed)s THEN now() ELSE s.last_error_at END,
+    enabled = CASE WHEN %(failed)s AND s.failures + 1 >= s.max_failures THEN false
+                   ELSE s.enabled END,
+    next_run_at = CASE
+        WHEN %(failed)s THEN now() + make_interval(
+            secs => least(%(low)s * power(2, s.failures), %(high)s))
+        ELSE now() END
+FROM r
+WHERE s.propagation_id = r.propagation_id AND (s.run_id = r.id OR s.run_id IS NULL)
+RETURNING s.failures, s.enabled
+"""
+
+
+def finish_run(
+    conn: psycopg.Connection, run_id: int, *, state: str, reason: str = "", error: str = ""
+) -> tuple[int, bool] | None:
+    """End a QUEUED or RUNNING run and fold its counters into the schedule's totals (once).
+
+    A FAILED run counts a consecutive failure: the schedule backs off exponentially and disables
+    itself at ``max_failures``. A SUCCEEDED run resets the count. Returns (failures, enabled) of
+    the schedule, or None when the run was already finished or the schedule is gone. The caller
+    commits."""
+    cfg = config()
+    row = conn.execute(
+        _FINISH_SQL,
+        {
+            "run": run_id,
+            "state": state,
+            "reason": reason,
+            "error": error[:10_000],
+            "failed": state == RunState.FAILED,
+            "low": cfg["BACKOFF_MIN_S"],
+            "high": cfg["BACKOFF_MAX_S"],
+        },
+    ).fetchone()
+    if row is None:
+        # The schedule may be gone (unscheduled); still end the run itself.
+        conn.execute(
+            "UPDATE jobs_propagationrun SET state = %s, end_reason = %s, error = %s, "
+            "ended_at = now(), waiting = false WHERE id = %s AND state IN ('QUEUED', 'RUNNING')",
+            (state, reason, error[:10_000], run_id),
+        )
+        return None
+    return row[0], row[1]
+
+
+# --- the run -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Counters:
+    batches: int = 0
+    messages: int = 0
+    propagated: int = 0
+    bytes: int = 0
+    discarded: int = 0
+    exceptions: int = 0
+    dequeue_time: float = 0.0
+    rule_time: float = 0.0
+    enqueue_time: float = 0.0
+
+    def as_params(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Topology:
+    """What the run needs from Django, reloaded when a rule set changes."""
+
+    propagation_id: int
+    name: str
+    subscriber: str
+    subscriber_id: int
+    source: engine.QueueInfo
+    destination: engine.QueueInfo
+    positive: Any = None
+    negative: Any = None
+    transforms: dict[str, Any] = field(default_factory=dict)
+    stamps: tuple = ()
+
+
+def load_topology(conn: psycopg.Connection, propagation_id: int) -> Topology:
+    from jobs.models import Propagation
+    from rules.selectors import rule_set_spec, rule_set_transformations
+
+    p = Propagation.objects.select_related(
+        "subscriber", "positive_rule_set", "negative_rule_set"
+    ).get(pk=propagation_id)
+    pos, neg = p.positive_rule_set, p.negative_rule_set
+    return Topology(
+        propagation_id=p.pk,
+        name=p.name,
+        subscriber=p.subscriber.name,
+        subscriber_id=p.subscriber_id,
+        source=engine.queue_info(conn, p.source_queue_id),
+        destination=engine.queue_info(conn, p.destination_queue_id),
+        positive=rule_set_spec(pos) if pos is not None else None,
+        negative=rule_set_spec(neg) if neg is not None else None,
+        transforms=rule_set_transformations(pos) if pos is not None else {},
+        stamps=_stamps(p),
+    )
+
+
+def _stamps(p: Any) -> tuple:
+    return (
+        p.positive_rule_set_id,
+        p.positive_rule_set.updated if p.positive_rule_set_id else None,
+        p.negative_rule_set_id,
+        p.negative_rule_set.updated if p.negative_rule_set_id else None,
+        p.destination_queue_id,
+        p.updated,
+    )
+
+
+def _current_stamps(propagation_id: int) -> tuple | None:
+    from jobs.models import Propagation
+
+    p = (
+        Propagation.objects.select_related("positive_rule_set", "negative_rule_set")
+        .filter(pk=propagation_id)
+        .first()
+    )
+    return _stamps(p) if p is not None else None
+
+
+_BEAT_SQL = """
+WITH hb AS (
+    UPDATE jobs_propagationrun SET heartbeat_at = now(), waiting = %(waiting)s,
+           batches = %(batches)s, messages = %(messages)s, propagated = %(propagated)s,
+           bytes = %(bytes)s, discarded = %(discarded)s, exceptions = %(exceptions)s,
+           dequeue_time = %(dequeue_time)s, rule_time = %(rule_time)s,
+           enqueue_time = %(enqueue_time)s
+    WHERE id = %(run)s AND state = 'RUNNING'
+    RETURNING propagation_id
+)
+SELECT s.id IS NOT NULL, coalesce(s.enabled, false), p.enabled, s.window_end, s.latency,
+       (SELECT count(*) FROM jobs_propagationrun q WHERE q.state = 'QUEUED'), now()
+FROM hb JOIN jobs_propagation p ON p.id = hb.propagation_id
+LEFT JOIN jobs_propagationschedule s ON s.propagation_id = p.id
+"""
+
+
+@dataclass
+class BeatStatus:
+    stop: str | None
+    window_end: Any
+    latency: float
+    others_waiting: int
+
+
+class Run:
+    def __init__(self, conn: psycopg.Connection, run_id: int, propagation_id: int):
+        self.conn = conn
+        self.run_id = run_id
+        self.propagation_id = propagation_id
+        self.cfg = config()
+        self.c = Counters()
+        self.topo = load_topology(conn, propagation_id)
+        conn.commit()
+
+    # -- heartbeat: counters, liveness, and whether to go on --
+
+    def beat(self, *, waiting: bool) -> BeatStatus:
+        row = self.conn.execute(
+            _BEAT_SQL, {"run": self.run_id, "waiting": waiting, **self.c.as_params()}
+        ).fetchone()
+        self.conn.commit()
+        if row is None:
+            return BeatStatus(RunEnd.DROPPED, None, 3.0, 0)
+        has_schedule, sched_on, prop_on, window_end, latency, others, now = row
+        stop = None
+        if not has_schedule:
+            stop = RunEnd.DROPPED
+        elif not (sched_on and prop_on):
+            stop = RunEnd.DISABLED
+        elif window_end is not None and now >= window_end:
+            stop = RunEnd.WINDOW_END
+        stamps = _current_stamps(self.propagation_id)
+        if stamps is None:
+            stop = RunEnd.DROPPED
+        elif stamps != self.topo.stamps:
+            self.topo = load_topology(self.conn, self.propagation_id)
+            self.conn.commit()
+        return BeatStatus(stop, window_end, float(latency or 0), int(others))
+
+    # -- one batch, one transaction --
+
+    def batch(self) -> int:
+        """Move up to BATCH messages; returns how many were taken from the source."""
+        for attempt in range(self.cfg["DEADLOCK_RETRIES"] + 1):
+            try:
+                return self._batch()
+            except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure):
+                # Two propagations of one source finish the same messages' counters; a deadlock
+                # between them is a retry, not a failure of the schedule.
+                self.conn.rollback()
+                if attempt == self.cfg["DEADLOCK_RETRIES"]:
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+        return 0
+
+    def _batch(self) -> int:
+        from rules.lang import MessageError, message_from_queue
+        from rules.lang.pipeline import apply
+        from rules.lang.transform import TransformationError
+
+        t = self.topo
+        conn = self.conn
+        t0 = time.perf_counter()
+        msgs = engine.dequeue(
+            conn, t.source, mode=engine.REMOVE, consumer=t.subscriber, batch=self.cfg["BATCH"]
+        )
+        if not msgs:
+            conn.rollback()
+            return 0
+        t1 = time.perf_counter()
+        out: list[engine.NewMessage] = []
+        nbytes = 0
+        failed: list[tuple[int, str]] = []
+        discarded = 0
+        for m in msgs:
+            try:
+                rm = message_from_queue(m.kind, m.type_name, m.payload)
+                res = apply(
+                    rm, positive=t.positive, negative=t.negative, transformations_for=t.transforms
+                )
+            except (MessageError, TransformationError) as exc:
+                failed.append((m.id, f"propagation {t.name}: {exc}"))
+                continue
+            if not res.perform:
+                discarded += 1
+                continue
+            nm = _new_message(m, res.message_out, unchanged=res.message_out is rm)
+            try:
+                engine.validate_message(t.destination, nm)
+            except engine.InvalidMessage as exc:
+                failed.append(
+                    (m.id, f"propagation {t.name}: {t.destination.name} refused it: {exc}")
+                )
+                continue
+            out.append(nm)
+            nbytes += len(json.dumps(nm.payload))
+        t2 = time.perf_counter()
+        refused = self._enqueue(out, [m.id for m in msgs])
+        failed.extend(refused)
+        if failed:
+            engine.consumer_exception_copies(
+                conn,
+                [f[0] for f in failed],
+                [t.subscriber_id] * len(failed),
+                [f[1] for f in failed],
+            )
+        t3 = time.perf_counter()
+        c = self.c
+        c.batches += 1
+        c.messages += len(msgs)
+        c.propagated += len(out) - len(refused)
+        c.bytes += nbytes
+        c.discarded += discarded
+        c.exceptions += len(failed)
+        c.dequeue_time += t1 - t0
+        c.rule_time += t2 - t1
+        c.enqueue_time += t3 - t2
+        # The counters land with the messages, so they are exact whatever happens next.
+        conn.execute(
+            """
+            UPDATE jobs_propagationrun SET batches = %(batches)s, messages = %(messages)s,
+                   propagated = %(propagated)s, bytes = %(bytes)s, discarded = %(discarded)s,
+                   exceptions = %(exceptions)s, dequeue_time = %(dequeue_time)s,
+                   rule_time = %(rule_time)s, enqueue_time = %(enqueue_time)s,
+                   heartbeat_at = now(), waiting = false
+            WHERE id = %(run)s
+            """,
+            {"run": self.run_id, **c.as_params()},
+        )
+        if c.batches == 1:
+            # A batch that commits is a success: the consecutive-failure count starts again.
+            conn.execute(
+                "UPDATE jobs_propagationschedule SET failures = 0 "
+                "WHERE propagation_id = %s AND failures > 0",
+                (self.propagation_id,),
+            )
+        conn.commit()
+        return len(msgs)
+
+    def _enqueue(self, out: list[engine.NewMessage], _ids: list[int]) -> list[tuple[int, str]]:
+        """Enqueue into the destination. Messages that no destination subscriber's rule takes are
+        refused one by one (to the exception queue); a destination nobody can read fails the
+        batch, so the messages stay at the source until it is fixed."""
+        if not out:
+            return []
+        t = self.topo
+        try:
+            with self.conn.transaction():
+                engine.enqueue(self.conn, t.destination, out, user=t.name, validate=False)
+            return []
+        except engine.NoSubscribers:
+            if not t.destination.multiple_consumers or not engine.subscriber_ids(
+                self.conn, t.destination
+            ):
+                raise
+        refused: list[tuple[int, str]] = []
+        keep = []
+        for nm in out:
+            try:
+                with self.conn.transaction():
+                    engine.enqueue(self.conn, t.destination, [nm], user=t.name, validate=False)
+                keep.append(nm)
+            except engine.NoSubscribers as exc:
+                refused.append((nm.headers.get("aq$_source_msgid"), f"propagation {t.name}: {exc}"))
+        return refused
+
+
+def _new_message(m: engine.DequeuedMessage, out: Any, *, unchanged: bool) -> engine.NewMessage:
+    """The destination's copy: same properties, the transformed content when a rule changed it.
+    The source msgid rides in a header so an exception can name the original."""
+    from rules.lang.pipeline import message_to_json
+
+    headers = dict(m.headers or {})
+    headers["aq$_source_msgid"] = m.id
+    if unchanged:
+        kind, type_name, payload = m.kind, m.type_name, m.payload
+    else:
+        j = message_to_json(out)
+        k = str(j.get("kind", "user")).upper() if isinstance(j, dict) else "USER"
+        if k == "USER":
+            kind, type_name, payload = "USER", j.get("type_name") or m.type_name, j.get("payload")
+        else:
+            kind, type_name = k, m.type_name
+            payload = {key: val for key, val in j.items() if key != "kind"}
+    return engine.NewMessage(
+        payload=payload,
+        priority=m.priority,
+        correlation=m.correlation,
+        sender=m.sender,
+        headers=headers,
+        kind=kind,
+        type_name=type_name or "",
+    )
+
+
+# --- the task body -------------------------------------------------------------------------------
+
+
+def execute(
+    run_id: int, *, conninfo: str, worker: str = "", pid: int = 0, task_id: str = ""
+) -> str:
+    """Claim run ``run_id`` and move messages until its window, slice or schedule ends. Returns
+    what happened ("claimed by another", "SUCCEEDED: window_end", "FAILED: …")."""
+    conn = psycopg.connect(conninfo)
+    try:
+        row = conn.execute(
+            "SELECT propagation_id FROM jobs_propagationrun WHERE id = %s", (run_id,)
+        ).fetchone()
+        if row is None:
+            return "gone"
+        prop_id = row[0]
+        if not conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_NS, prop_id)).fetchone()[
+            0
+        ]:
+            conn.commit()
+            return "another run of this propagation is alive"
+        conn.commit()
+        # Lock first, claim second: the reaper never sees a RUNNING run without its lock.
+        claimed = conn.execute(
+            "UPDATE jobs_propagationrun SET state = 'RUNNING', started_at = now(), "
+            "heartbeat_at = now(), worker = %s, pid = %s, task_id = %s, "
+            "session_id = pg_backend_pid() WHERE id = %s AND state = 'QUEUED' RETURNING id",
+            (worker, pid, task_id, run_id),
+        ).fetchone()
+        conn.commit()
+        if claimed is None:
+            return "claimed by another"
+        try:
+            reason = _loop(conn, run_id, prop_id, conninfo)
+        except Exception as exc:
+            conn.rollback()
+            log.warning("propagation run %s failed: %s", run_id, exc, exc_info=True)
+            finish_run(conn, run_id, state=RunState.FAILED, error=_error_text(exc))
+            conn.commit()
+            return f"FAILED: {exc}"
+        finish_run(conn, run_id, state=RunState.SUCCEEDED, reason=reason)
+        conn.commit()
+        return f"SUCCEEDED: {reason}"
+    finally:
+        conn.close()  # also releases the advisory lock
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    field = getattr(exc, "field", None)
+    return f"{type(exc).__name__}: {text}" + (f" (field {field})" if field else "")
+
+
+def _loop(conn: psycopg.Connection, run_id: int, prop_id: int, conninfo: str) -> str:
+    run = Run(conn, run_id, prop_id)
+    cfg = run.cfg
+    started = time.monotonic()
+    last_beat = 0.0
+    idle_since: float | None = None
+    listener = engine.Listener(conninfo)
+    try:
+        listener.listen(run.topo.source.channel)
+        status = run.beat(waiting=False)
+        while status.stop is None:
+            now = time.monotonic()
+            if now - last_beat >= cfg["HEARTBEAT_S"]:
+                status = run.beat(waiting=idle_since is not None)
+                last_beat = now
+                if status.stop is not None:
+                    break
+            if run.batch():
+                idle_since = None
+                continue
+            if now - started >= cfg["SLICE_S"]:
+                return RunEnd.SLICE
+            latency = status.latency
+            if idle_since is None:
+                idle_since = now
+                status = run.beat(waiting=True)  # show "idle" at once
+                last_beat = now
+                if status.stop is not None:
+                    break
+            elif status.others_waiting and now - idle_since >= max(latency, 1.0):
+                return RunEnd.YIELDED
+            wait = min(
+                cfg["HEARTBEAT_S"], max(latency, 0.05) if latency > 0 else cfg["HEARTBEAT_S"]
+            )
+            wait = min(wait, max(cfg["SLICE_S"] - (now - started), 0.01))
+            listener.wait(run.topo.source.channel, wait)
+        return status.stop
+    finally:
+        listener.close()

@@ -1,0 +1,552 @@
+"""Writes of the jobs app: propagations (DBMS_PROPAGATION_ADM), their schedules (DBMS_AQADM's
+SCHEDULE/ALTER/ENABLE/DISABLE/UNSCHEDULE_PROPAGATION), maintenance mode, and the background
+verbs the Celery beat runs (dispatch, reap, worker heartbeats).
+
+Each verb is one transaction and one change-log entry; pages, API and tasks all call these.
+Runs are created here before their task is sent, and the task is sent only after commit.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from core.choices import Capability, ChangeAction
+from core.exceptions import Conflict, DomainError, Forbidden
+from core.roles import user_can
+from core.services import change_log_deletion, change_log_record, object_snapshot
+from jobs import runner
+from jobs.choices import RunState
+from jobs.models import Maintenance, Propagation, PropagationRun, PropagationSchedule, Worker
+from jobs.schedule import validate_schedule, window_at
+from queues import services as queue_services
+from queues.choices import QueueKind
+from queues.models import Queue, Subscriber
+from rules.models import RuleSet
+
+User = AbstractBaseUser | AnonymousUser | None
+
+PROPAGATION_EDITABLE = ("positive_rule_set", "negative_rule_set", "comment")
+SCHEDULE_EDITABLE = ("start_time", "duration", "next_time", "latency", "max_failures")
+
+
+def _require(user: User, capability: str) -> None:
+    if user is not None and not user_can(user, capability):
+        raise Forbidden("Your role does not allow this.")
+
+
+def _log(
+    user: User, action: str, verb: str, obj: Any, before: Any = None, after: Any = None
+) -> None:
+    change_log_record(user=user, action=action, verb=verb, obj=obj, before=before, after=after)
+
+
+def _cfg() -> dict[str, Any]:
+    return runner.config()
+
+
+# --- propagations --------------------------------------------------------------------------------
+
+
+def payload_compatible(source: Queue, destination: Queue) -> str | None:
+    """Why ``destination`` cannot take ``source``'s messages, or None when it can. An ANY queue
+    takes everything; a typed queue takes only its own type with the same schema."""
+    dst, src = destination.queue_table, source.queue_table
+    if dst.payload_type.upper() == "ANY":
+        return None
+    if src.payload_type.upper() == "ANY":
+        return (
+            f"{destination.name} holds only {dst.payload_type} payloads; {source.name} holds any "
+            "payload, so not every message would fit."
+        )
+    if src.payload_type.upper() != dst.payload_type.upper():
+        return (
+            f"{destination.name} holds {dst.payload_type} payloads; {source.name} holds "
+            f"{src.payload_type}."
+        )
+    if (src.payload_schema or None) != (dst.payload_schema or None):
+        return (
+            f"{destination.name} and {source.name} both hold {dst.payload_type}, but with "
+            "different schemas."
+        )
+    return None
+
+
+def _check_queues(source: Queue | None, destination: Queue | None) -> None:
+    if source is None:
+        raise DomainError("Choose a source queue.", field="source_queue")
+    if destination is None:
+        raise DomainError("Choose a destination queue.", field="destination_queue")
+    if source.pk == destination.pk:
+        raise DomainError("A queue cannot propagate to itself.", field="destination_queue")
+    if source.kind == QueueKind.EXCEPTION:
+        raise DomainError(
+            f"{source.name} is an exception queue; propagate from a normal queue.",
+            field="source_queue",
+        )
+    if not source.queue_table.multiple_consumers:
+        raise DomainError(
+            f"{source.name} is a single-consumer queue; a propagation is a subscriber of its "
+            "source, so the source must be in a multi-consumer queue table.",
+            field="source_queue",
+        )
+    if destination.kind == QueueKind.EXCEPTION:
+        raise DomainError(
+            f"{destination.name} is an exception queue; messages arrive there only from the "
+            "engine.",
+            field="destination_queue",
+        )
+    why = payload_compatible(source, destination)
+    if why:
+        raise DomainError(why, field="destination_queue")
+    existing = (
+        Propagation.objects.filter(source_queue=source, destination_queue=destination)
+        .only("name")
+        .first()
+    )
+    if existing is not None:
+        raise Conflict(
+            f"Propagation {existing.name} already goes from {source.name} to {destination.name}; "
+            "only one propagation is allowed per pair.",
+            field="destination_queue",
+        )
+
+
+def _check_rule_sets(positive: RuleSet | None, negative: RuleSet | None) -> None:
+    if positive is not None and negative is not None and positive.pk == negative.pk:
+        raise DomainError(
+            "The same rule set cannot be both positive and negative.", field="negative_rule_set"
+        )
+
+
+@transaction.atomic
+def propagation_create(
+    *,
+    user: User,
+    name: str,
+    source_queue: Queue | None,
+    destination_queue: Queue | None,
+    positive_rule_set: RuleSet | None = None,
+    negative_rule_set: RuleSet | None = None,
+    queue_to_queue: bool = True,
+    comment: str = "",
+    schedule: bool = True,
+    **schedule_params: Any,
+) -> Propagation:
+    """DBMS_PROPAGATION_ADM.CREATE_PROPAGATION: the propagation subscribes to its source queue
+    (from now on the source keeps each new message until the propagation has it) and, unless
+    ``schedule`` is False, gets the default schedule (now, no end, at once, latency 3 s)."""
+    _require(user, Capability.CONFIGURE)
+    if Propagation.objects.filter(name__iexact=name).exists():
+        raise Conflict(f"A propagation named {name} already exists.", field="name")
+    _check_queues(source_queue, destination_queue)
+    _check_rule_sets(positive_rule_set, negative_rule_set)
+    assert source_queue is not None and destination_queue is not None
+    if Subscriber.objects.filter(queue=source_queue, name__iexact=name).exists():
+        raise Conflict(
+            f"{source_queue.name} already has a subscriber named {name}; the propagation "
+            "subscribes under its own name.",
+            field="name",
+        )
+    prop = Propagation(
+        name=name,
+        source_queue=source_queue,
+        destination_queue=destination_queue,
+        positive_rule_set=positive_rule_set,
+        negative_rule_set=negative_rule_set,
+        queue_to_queue=queue_to_queue,
+        comment=comment,
+    )
+    prop.full_clean(exclude=["subscriber"], validate_unique=False, validate_constraints=False)
+    sub = queue_services.subscriber_add(
+        user=None, queue=source_queue, name=name, address=destination_queue.name
+    )
+    prop.subscriber = sub
+    prop.save()
+    _log(user, ChangeAction.CREATE, "propagation_create", prop, after=object_snapshot(prop))
+    if schedule:
+        _schedule_create(user, prop, **schedule_params)
+    return prop
+
+
+@transaction.atomic
+def propagation_update(*, user: User, propagation: Propagation, **changes: Any) -> Propagation:
+    """Change the rule sets or the comment. A running window picks the change up at its next
+    heartbeat. Source and destination are fixed: drop and create to move a propagation."""
+    _require(user, Capability.CONFIGURE)
+    prop = Propagation.objects.select_for_update().get(pk=propagation.pk)
+    for key in changes:
+        if key not in PROPAGATION_EDITABLE:
+            raise DomainError(f"{key} cannot be changed on a propagation.", field=key)
+    before = object_snapshot(prop)
+    for key, value in changes.items():
+        setattr(prop, key, value)
+    _check_rule_sets(prop.positive_rule_set, prop.negative_rule_set)
+    prop.full_clean(validate_unique=False, validate_constraints=False)
+    prop.save()
+    _log(user, ChangeAction.UPDATE, "propagation_update", prop, before, object_snapshot(prop))
+    return prop
+
+
+@transaction.atomic
+def propagation_delete(*, user: User, propagation: Propagation) -> None:
+    """DBMS_PROPAGATION_ADM.DROP_PROPAGATION: the schedule, the run history and the subscriber
+    go (the source stops keeping messages for it). A running window stops at its next batch."""
+    _require(user, Capability.CONFIGURE)
+    prop = Propagation.objects.select_for_update().get(pk=propagation.pk)
+    before = object_snapshot(prop)
+    sub = prop.subscriber
+    PropagationSchedule.objects.filter(propagation=prop).update(run=None)
+    prop.delete()
+    queue_services.subscriber_remove(user=None, subscriber=sub)
+    change_log_deletion(
+        user=user, verb="propagation_delete", object_type="jobs.propagation", before=before
+    )
+
+
+def _set_propagation_enabled(
+    user: User, propagation: Propagation, on: bool, verb: str
+) -> Propagation:
+    _require(user, Capability.OPERATE)
+    prop = Propagation.objects.select_for_update().get(pk=propagation.pk)
+    if prop.enabled == on:
+        raise Conflict(f"Propagation {prop.name} is already {'started' if on else 'stopped'}.")
+    before = object_snapshot(prop)
+    prop.enabled = on
+    prop.save(update_fields=["enabled", "updated"])
+    if on:
+        PropagationSchedule.objects.filter(propagation=prop, enabled=True).update(
+            next_run_at=timezone.now()
+        )
+    _log(user, ChangeAction.UPDATE, verb, prop, before, object_snapshot(prop))
+    return prop
+
+
+@transaction.atomic
+def propagation_start(*, user: User, propagation: Propagation) -> Propagation:
+    """DBMS_PROPAGATION_ADM.START_PROPAGATION."""
+    return _set_propagation_enabled(user, propagation, True, "propagation_start")
+
+
+@transaction.atomic
+def propagation_stop(*, user: User, propagation: Propagation) -> Propagation:
+    """DBMS_PROPAGATION_ADM.STOP_PROPAGATION: a running window stops at its next heartbeat."""
+    return _set_propagation_enabled(user, propagation, False, "propagation_stop")
+
+
+# --- schedules -----------------------------------------------------------------------------------
+
+
+def _schedule_values(
+    *,
+    start_time: datetime | None = None,
+    duration: float | None = None,
+    next_time: str = "",
+    latency: float = 3.0,
+    max_failures: int | None = None,
+) -> dict[str, Any]:
+    next_time = (next_time or "").strip()
+    validate_schedule(duration=duration, next_time=next_time, latency=latency)
+    if max_failures is not None and max_failures < 1:
+        raise DomainError("Max failures must be at least 1.", field="max_failures")
+    return {
+        "start_time": start_time or timezone.now(),
+        "duration": duration,
+        "next_time": next_time,
+        "latency": latency,
+        "max_failures": max_failures or _cfg()["MAX_FAILURES"],
+    }
+
+
+def _place_window(s: PropagationSchedule, now: datetime | None = None) -> None:
+    now = now or timezone.now()
+    s.window_start, s.window_end = window_at(
+        start_time=s.start_time, duration=s.duration, next_time=s.next_time, now=now
+    )
+    s.next_run_at = max(s.window_start, now)
+
+
+def _schedule_create(user: User, prop: Propagation, **params: Any) -> PropagationSchedule:
+    s = PropagationSchedule(propagation=prop, **_schedule_values(**params))
+    _place_window(s)
+    s.full_clean(exclude=["propagation", "run"], validate_unique=False)
+    s.save()
+    _log(user, ChangeAction.CREATE, "schedule_propagation", s, after=object_snapshot(s))
+    return s
+
+
+@transaction.atomic
+def schedule_create(*, user: User, propagation: Propagation, **params: Any) -> PropagationSchedule:
+    """DBMS_AQADM.SCHEDULE_PROPAGATION."""
+    _require(user, Capability.CONFIGURE)
+    prop = Propagation.objects.select_for_update().get(pk=propagation.pk)
+    if PropagationSchedule.objects.filter(propagation=prop).exists():
+        raise Conflict(f"Propagation {prop.name} is already scheduled; alter the schedule instead.")
+    return _schedule_create(user, prop, **params)
+
+
+def _locked_schedule(propagation: Propagation) -> PropagationSchedule:
+    s = (
+        PropagationSchedule.objects.select_for_update()
+        .select_related("propagation")
+        .filter(propagation_id=propagation.pk)
+        .first()
+    )
+    if s is None:
+        raise Conflict(
+            f"Propagation {propagation.name} has no schedule (it was unscheduled); schedule it "
+            "first."
+        )
+    return s
+
+
+@transaction.atomic
+def schedule_update(*, user: User, propagation: Propagation, **changes: Any) -> PropagationSchedule:
+    """DBMS_AQADM.ALTER_PROPAGATION_SCHEDULE: new window parameters apply at once; a running
+    window sees them at its next heartbeat (it ends if its window now ended)."""
+    _require(user, Capability.CONFIGURE)
+    s = _locked_schedule(propagation)
+    for key in changes:
+        if key not in SCHEDULE_EDITABLE:
+            raise DomainError(f"{key} cannot be altered on a schedule.", field=key)
+    before = object_snapshot(s)
+    current = {k: getattr(s, k) for k in SCHEDULE_EDITABLE}
+    current.update(changes)
+    values = _schedule_values(**current)
+    for key, value in values.items():
+        setattr(s, key, value)
+    _place_window(s)
+    s.save()
+    _log(user, ChangeAction.UPDATE, "alter_propagation_schedule", s, before, object_snapshot(s))
+    return s
+
+
+@transaction.atomic
+def schedule_enable(*, user: User, propagation: Propagation) -> PropagationSchedule:
+    """DBMS_AQADM.ENABLE_PROPAGATION_SCHEDULE."""
+    _require(user, Capability.OPERATE)
+    s = _locked_schedule(propagation)
+    if s.enabled:
+        raise Conflict(f"The schedule of {s.propagation.name} is already enabled.")
+    before = object_snapshot(s)
+    s.enabled = True
+    _place_window(s)
+    s.save()
+    _log(user, ChangeAction.UPDATE, "enable_propagation_schedule", s, before, object_snapshot(s))
+    return s
+
+
+@transaction.atomic
+def schedule_disable(*, user: User, propagation: Propagation) -> PropagationSchedule:
+    """DBMS_AQADM.DISABLE_PROPAGATION_SCHEDULE: a running window stops at its next heartbeat."""
+    _require(user, Capability.OPERATE)
+    s = _locked_schedule(propagation)
+    if not s.enabled:
+        raise Conflict(f"The schedule of {s.propagation.name} is already disabled.")
+    before = object_snapshot(s)
+    s.enabled = False
+    s.save()
+    _log(user, ChangeAction.UPDATE, "disable_propagation_schedule", s, before, object_snapshot(s))
+    return s
+
+
+@transaction.atomic
+def schedule_reset(*, user: User, propagation: Propagation) -> PropagationSchedule:
+    """Clear the consecutive failures and, if they disabled the schedule, enable it: the next
+    window starts at once (MGW's RESET_JOB, Streams' START_PROPAGATION after an abort)."""
+    _require(user, Capability.OPERATE)
+    s = _locked_schedule(propagation)
+    if s.failures == 0:
+        state = "enabled" if s.enabled else "disabled"
+        raise Conflict(
+            f"The schedule of {s.propagation.name} has no failures to reset (it is {state}"
+            + (", use enable)." if not s.enabled else ").")
+        )
+    before = object_snapshot(s)
+    s.failures = 0
+    s.enabled = True
+    _place_window(s)
+    s.save()
+    _log(user, ChangeAction.UPDATE, "reset_propagation_schedule", s, before, object_snapshot(s))
+    return s
+
+
+@transaction.atomic
+def schedule_delete(*, user: User, propagation: Propagation) -> None:
+    """DBMS_AQADM.UNSCHEDULE_PROPAGATION: no more windows; a running one stops at its next
+    heartbeat. The propagation stays (and its source keeps messages for it)."""
+    _require(user, Capability.CONFIGURE)
+    s = _locked_schedule(propagation)
+    before = object_snapshot(s)
+    s.delete()
+    change_log_deletion(
+        user=user,
+        verb="unschedule_propagation",
+        object_type="jobs.propagationschedule",
+        before={**before, "name": f"schedule of {propagation.name}"},
+    )
+
+
+# --- maintenance mode ----------------------------------------------------------------------------
+
+
+def maintenance_get() -> Maintenance:
+    return Maintenance.objects.get_or_create(pk=1)[0]
+
+
+@transaction.atomic
+def maintenance_set(*, user: User, restricted: bool, reason: str = "") -> Maintenance:
+    """ALTER SYSTEM ENABLE / DISABLE RESTRICTED SESSION for propagations: while on, no new run
+    starts and running ones finish; when it goes off, enabled schedules resume at once."""
+    _require(user, Capability.OPERATE)
+    m = Maintenance.objects.select_for_update().get_or_create(pk=1)[0]
+    if m.restricted == restricted:
+        raise Conflict(f"Maintenance mode is already {'on' if restricted else 'off'}.")
+    before = object_snapshot(m)
+    m.restricted = restricted
+    m.since = timezone.now()
+    m.by = user.get_username() if user is not None and user.is_authenticated else ""
+    m.reason = reason if restricted else ""
+    m.save()
+    if not restricted:
+        PropagationSchedule.objects.filter(enabled=True, run__isnull=True).update(
+            next_run_at=timezone.now()
+        )
+    _log(user, ChangeAction.UPDATE, "maintenance_set", m, before, object_snapshot(m))
+    return m
+
+
+# --- background verbs (Celery beat) --------------------------------------------------------------
+
+
+def propagation_dispatch(
+    *, now: datetime | None = None, limit: int = 500, send: bool = True
+) -> list[int]:
+    """Open due windows: for every enabled schedule whose next run is due and that has no run,
+    create a QUEUED run and send its task after commit (``send=False``: the caller runs it).
+    Safe on several beats at once (the schedules are claimed with SKIP LOCKED). Returns the new
+    run ids."""
+    from jobs.tasks import propagation_run
+
+    if maintenance_get().restricted:
+        return []
+    created: list[int] = []
+    with transaction.atomic():
+        now = now or timezone.now()
+        due = list(
+            PropagationSchedule.objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("propagation")
+            .filter(
+                enabled=True,
+                propagation__enabled=True,
+                run__isnull=True,
+                next_run_at__lte=now,
+            )
+            .order_by("next_run_at")[:limit]
+        )
+        for s in due:
+            if s.window_end is None or s.window_end <= now or s.window_start > now:
+                _place_window(s, now)
+            if s.window_start > now:
+                s.save(update_fields=["window_start", "window_end", "next_run_at", "updated"])
+                continue
+            run = PropagationRun.objects.create(propagation=s.propagation)
+            s.run = run
+            s.save(update_fields=["window_start", "window_end", "run", "updated"])
+            created.append(run.pk)
+        for run_id in created if send else ():
+            transaction.on_commit(lambda r=run_id: propagation_run.delay(r))
+    return created
+
+
+def propagation_reap(*, now: datetime | None = None) -> dict[str, int]:
+    """Fail RUNNING runs whose worker died (their session's advisory lock is free), give up on
+    QUEUED runs whose task never started, and mark silent workers stopped."""
+    from django.db import connection
+
+    now = now or timezone.now()
+    cfg = _cfg()
+    died = lost = 0
+    conn = queue_services.raw_connection()
+    for run in PropagationRun.objects.filter(state=RunState.RUNNING).only(
+        "pk", "propagation_id", "worker", "pid", "session_id"
+    ):
+        with transaction.atomic():
+            free = conn.execute(
+                "SELECT pg_try_advisory_xact_lock(%s, %s)", (runner.LOCK_NS, run.propagation_id)
+            ).fetchone()[0]
+            if not free:
+                continue  # its worker still holds the propagation: alive (maybe stuck)
+            where = f"{run.worker or 'unknown worker'} (pid {run.pid})"
+            ended = runner.finish_run(
+                conn,
+                run.pk,
+                state=RunState.FAILED,
+                error=(
+                    f"Worker {where} died: its database session (backend {run.session_id}) "
+                    "ended while the run was RUNNING. The open batch was rolled back; no message "
+                    "was lost or moved twice."
+                ),
+            )
+            died += ended is not None
+    stale = now - timedelta(seconds=cfg["QUEUED_TIMEOUT_S"])
+    for run in PropagationRun.objects.filter(state=RunState.QUEUED, queued_at__lt=stale).only("pk"):
+        with transaction.atomic():
+            runner.finish_run(
+                conn,
+                run.pk,
+                state=RunState.LOST,
+                error="Its task did not start within "
+                f"{cfg['QUEUED_TIMEOUT_S']:.0f} s (worker busy or message lost); dispatched again.",
+            )
+            lost += 1
+    from django.conf import settings
+
+    silent = now - timedelta(seconds=3 * settings.AQ_WORKER_HEARTBEAT_S)
+    gone = Worker.objects.filter(last_seen__lt=silent, stopped_at__isnull=True).update(
+        stopped_at=now
+    )
+    connection.close_if_unusable_or_obsolete()
+    return {"died": died, "lost": lost, "workers_gone": gone}
+
+
+def worker_heartbeat(
+    *,
+    hostname: str,
+    pid: int,
+    queues: list[str],
+    pool: str,
+    concurrency: int,
+    active: list[dict[str, Any]],
+    processed: int,
+    started_at: datetime,
+    stopping: bool = False,
+) -> None:
+    """Record that a Celery worker is alive (or, ``stopping``, that it shut down cleanly)."""
+    now = timezone.now()
+    Worker.objects.update_or_create(
+        hostname=hostname,
+        defaults={
+            "pid": pid,
+            "queues": queues,
+            "pool": pool,
+            "concurrency": concurrency,
+            "active": active,
+            "processed": processed,
+            "started_at": started_at,
+            "last_seen": now,
+            "stopped_at": now if stopping else None,
+        },
+    )
+
+
+def workers_forget_stopped(*, user: User, older_than: timedelta = timedelta(hours=1)) -> int:
+    _require(user, Capability.OPERATE)
+    cutoff = timezone.now() - older_than
+    n, _ = Worker.objects.filter(Q(stopped_at__lt=cutoff)).delete()
+    return n

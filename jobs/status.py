@@ -1,0 +1,33 @@
+from core.status import StatusView
+from jobs.models import DbaPropagation, DbaQueueSchedule, VPropagationReceiver, VPropagationSender
+
+STATUS_VIEWS = (
+    StatusView(
+        "dba_propagation",
+        DbaPropagation,
+        hidden=("propagation_id",),
+        app="Propagations",
+        description="Propagations: source, destination, rule sets, status and last error.",
+    ),
+    StatusView(
+        "dba_queue_schedules",
+        DbaQueueSchedule,
+        hidden=("schedule_id",),
+        app="Propagations",
+        description="Propagation schedules: window, latency, runs, totals, failures.",
+    ),
+    StatusView(
+        "v_propagation_sender",
+        VPropagationSender,
+        hidden=("propagation_id",),
+        app="Propagations",
+        description="Sender-side counters per propagation, with unacknowledged messages.",
+    ),
+    StatusView(
+        "v_propagation_receiver",
+        VPropagationReceiver,
+        hidden=("propagation_id",),
+        app="Propagations",
+        description="Receiver-side counters per propagation.",
+    ),
+)

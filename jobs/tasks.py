@@ -1,0 +1,42 @@
+"""Celery tasks of the jobs app: thin, take ids only, idempotent."""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any
+
+from celery import shared_task
+
+
+@shared_task(name="jobs.tasks.propagation_run", bind=True, ignore_result=True, acks_late=True)
+def propagation_run(self: Any, run_id: int) -> str:
+    """Run one propagation window's run. A redelivered or duplicated task finds the run already
+    claimed (a conditional UPDATE) and does nothing."""
+    from jobs import runner
+    from queues.services import conninfo
+
+    hostname = getattr(self.request, "hostname", None) or socket.gethostname()
+    return runner.execute(
+        run_id,
+        conninfo=conninfo(),
+        worker=hostname,
+        pid=os.getpid(),
+        task_id=self.request.id or "",
+    )
+
+
+@shared_task(name="jobs.tasks.propagation_dispatch", ignore_result=True)
+def propagation_dispatch() -> list[int]:
+    """Beat: open due windows (no new run while maintenance mode is on)."""
+    from jobs.services import propagation_dispatch as dispatch
+
+    return dispatch()
+
+
+@shared_task(name="jobs.tasks.propagation_reap", ignore_result=True)
+def propagation_reap() -> dict[str, int]:
+    """Beat: fail runs whose worker died, retire lost ones, mark silent workers stopped."""
+    from jobs.services import propagation_reap as reap
+
+    return reap()

@@ -1,0 +1,72 @@
+"""A Celery worker bootstep that writes the worker's heartbeat row (jobs.Worker) every few
+seconds: alive, its queues, pool and what it runs. Celery's own remote control needs a broker
+that broadcasts, which the embedded filesystem broker does not."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Any
+
+from celery import bootsteps
+from django.conf import settings
+from django.db import close_old_connections
+from django.utils import timezone
+
+log = logging.getLogger(__name__)
+
+
+class HeartbeatStep(bootsteps.StartStopStep):
+    requires = {"celery.worker.components:Pool"}
+
+    def __init__(self, worker: Any, **kwargs: Any) -> None:
+        self.worker = worker
+        self.started_at = timezone.now()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, worker: Any) -> None:
+        self._thread = threading.Thread(target=self._loop, name="aq-heartbeat", daemon=True)
+        self._thread.start()
+
+    def stop(self, worker: Any) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._beat(stopping=True)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._beat()
+            self._stop.wait(settings.AQ_WORKER_HEARTBEAT_S)
+
+    def _beat(self, *, stopping: bool = False) -> None:
+        from celery.worker import state
+
+        from jobs.services import worker_heartbeat
+
+        w = self.worker
+        try:
+            queues = sorted(q.name for q in w.app.amqp.queues.consume_from.values())
+        except Exception:
+            queues = []
+        active = [
+            {"id": r.id, "name": r.name, "args": list((r.argsrepr and [r.argsrepr]) or [])}
+            for r in list(state.active_requests)
+        ]
+        try:
+            close_old_connections()
+            worker_heartbeat(
+                hostname=w.hostname,
+                pid=os.getpid(),
+                queues=queues,
+                pool=type(w.pool).__module__.rsplit(".", 1)[-1] if w.pool else "",
+                concurrency=int(w.concurrency or 0),
+                active=active,
+                processed=int(sum(state.total_count.values())),
+                started_at=self.started_at,
+                stopping=stopping,
+            )
+        except Exception as exc:
+            log.warning("worker heartbeat failed: %s", exc)
