@@ -8,6 +8,7 @@ next window opens as soon as one ends.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -96,10 +97,8 @@ def parse_interval(text: str, *, field: str) -> timedelta:
     """Seconds, a compact interval (1h30m), ISO 8601 (PT10M) or ``SYSDATE + n[/d]`` (days)."""
     s = text.strip()
     seconds: float | None = None
-    try:
+    with contextlib.suppress(ValueError):
         seconds = float(s)
-    except ValueError:
-        pass
     if seconds is None and (m := _SYSDATE.fullmatch(s)):
         num, den = Fraction(m.group(1)), Fraction(m.group(2) or 1)
         if den == 0:
