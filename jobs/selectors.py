@@ -1,0 +1,334 @@
+"""Reads of the jobs app, shared by pages and API: propagations with their live state, runs,
+workers, the dashboard's attention list, the topology graph and the trace of a message."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import (
+    Case,
+    CharField,
+    Count,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    Min,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.functions import Coalesce, Extract, Greatest
+from django.utils import timezone
+
+from jobs.choices import STATE_COLOURS, RunState, ScheduleState
+from jobs.models import Maintenance, Propagation, PropagationRun, Worker
+from queues.choices import MessageState, QueueKind
+from queues.models import Message, MessageConsumer, Queue
+
+RATE_WINDOW_S = 60
+
+
+def maintenance() -> Maintenance:
+    return Maintenance.objects.get_or_create(pk=1)[0]
+
+
+def _state_expression(now: Any, restricted: bool) -> Case:
+    """The operator's state of a propagation, in SQL so lists filter and sort by it."""
+    stuck_before = now - timedelta(seconds=settings.AQ_PROPAGATION["STUCK_S"])
+    running = Q(schedule__run__state=RunState.RUNNING)
+    whens = [
+        When(schedule__isnull=True, then=Value(ScheduleState.UNSCHEDULED)),
+        When(enabled=False, then=Value(ScheduleState.STOPPED)),
+        When(
+            schedule__enabled=False,
+            schedule__failures__gte=F("schedule__max_failures"),
+            then=Value(ScheduleState.FAILED),
+        ),
+        When(schedule__enabled=False, then=Value(ScheduleState.DISABLED)),
+        When(running & Q(schedule__run__heartbeat_at__lt=stuck_before), then=Value("stuck")),
+        When(running & Q(schedule__run__waiting=False), then=Value(ScheduleState.RUNNING)),
+        When(running, then=Value(ScheduleState.IDLE)),
+    ]
+    if restricted:
+        whens.append(When(schedule__run__isnull=True, then=Value(ScheduleState.RESTRICTED)))
+    whens += [
+        When(
+            schedule__failures__gt=0,
+            schedule__next_run_at__gt=now,
+            then=Value(ScheduleState.BACKING_OFF),
+        ),
+        When(schedule__window_start__gt=now, then=Value(ScheduleState.WAITING)),
+    ]
+    return Case(*whens, default=Value(ScheduleState.IDLE), output_field=CharField())
+
+
+def propagation_list() -> QuerySet[Propagation]:
+    """Propagations with schedule, current run, state, backlog (messages the source still keeps
+    for each propagation, and the oldest one's enqueue time) and the rate of the latest run, in
+    one query whatever the page size."""
+    now = timezone.now()
+    pending = MessageConsumer.objects.filter(
+        subscriber_id=OuterRef("subscriber_id"),
+        message__state__in=[MessageState.READY, MessageState.WAITING],
+    ).order_by()
+    recent = PropagationRun.objects.filter(
+        propagation=OuterRef("pk"),
+        started_at__isnull=False,
+        heartbeat_at__gte=now - timedelta(seconds=RATE_WINDOW_S),
+    ).order_by("-id")
+    elapsed = Greatest(
+        Extract(Coalesce("ended_at", "heartbeat_at") - F("started_at"), "epoch"), Value(1.0)
+    )
+    rate = recent.annotate(
+        r=ExpressionWrapper(F("propagated") / elapsed, output_field=FloatField())
+    ).values("r")[:1]
+    return Propagation.objects.select_related(
+        "source_queue",
+        "destination_queue",
+        "positive_rule_set",
+        "negative_rule_set",
+        "schedule",
+        "schedule__run",
+    ).annotate(
+        state=_state_expression(now, maintenance().restricted),
+        backlog=Coalesce(
+            Subquery(pending.values("subscriber_id").annotate(n=Count("id")).values("n")[:1]),
+            Value(0),
+        ),
+        oldest_backlog=Subquery(
+            pending.values("subscriber_id").annotate(t=Min("message__enq_time")).values("t")[:1]
+        ),
+        rate=Coalesce(Subquery(rate), Value(0.0), output_field=FloatField()),
+    )
+
+
+def propagation_get(pk_or_name: int | str) -> Propagation:
+    qs = propagation_list()
+    if isinstance(pk_or_name, int) or str(pk_or_name).isdigit():
+        return qs.get(pk=int(pk_or_name))
+    return qs.get(name__iexact=pk_or_name)
+
+
+def state_colour(state: str) -> str:
+    return STATE_COLOURS.get(state, "secondary")
+
+
+def run_list(*, propagation: Propagation | None = None) -> QuerySet[PropagationRun]:
+    qs = PropagationRun.objects.select_related("propagation")
+    return qs.filter(propagation=propagation) if propagation is not None else qs
+
+
+def run_is_stuck(run: PropagationRun) -> bool:
+    if run.state != RunState.RUNNING or run.heartbeat_at is None:
+        return False
+    limit = timedelta(seconds=settings.AQ_PROPAGATION["STUCK_S"])
+    return timezone.now() - run.heartbeat_at > limit
+
+
+def worker_list() -> list[dict[str, Any]]:
+    """Workers from their heartbeats: alive or not, queues, pool, and the propagation runs each
+    holds right now."""
+    now = timezone.now()
+    alive_after = now - timedelta(seconds=3 * settings.AQ_WORKER_HEARTBEAT_S)
+    runs: dict[str, list[PropagationRun]] = {}
+    for run in PropagationRun.objects.filter(state=RunState.RUNNING).select_related("propagation"):
+        runs.setdefault(run.worker, []).append(run)
+    out = []
+    for w in Worker.objects.all():
+        alive = w.stopped_at is None and w.last_seen >= alive_after
+        out.append({"worker": w, "alive": alive, "runs": runs.get(w.hostname, [])})
+    out.sort(key=lambda d: (not d["alive"], d["worker"].hostname))
+    return out
+
+
+def attention() -> dict[str, Any]:
+    """What needs an operator first: failed and failing schedules, stuck runs, propagations
+    falling behind, exception queues that hold messages, and maintenance mode."""
+    props = list(propagation_list())
+    now = timezone.now()
+    failing = [
+        p
+        for p in props
+        if p.state in (ScheduleState.FAILED, ScheduleState.BACKING_OFF)
+        or (getattr(p, "schedule", None) is not None and p.schedule.failures > 0)
+    ]
+    stuck = [p for p in props if p.state == ScheduleState.STUCK]
+    behind = []
+    for p in props:
+        if not p.backlog or p.oldest_backlog is None:
+            continue
+        latency = p.schedule.latency if getattr(p, "schedule", None) is not None else 3.0
+        age = (now - p.oldest_backlog).total_seconds()
+        if age > max(60.0, 10 * latency):
+            behind.append({"propagation": p, "age": age})
+    behind.sort(key=lambda d: -d["age"])
+    disabled = [p for p in props if p.state in (ScheduleState.DISABLED, ScheduleState.STOPPED)]
+    exq = (
+        Queue.objects.filter(kind=QueueKind.EXCEPTION)
+        .annotate(
+            held=Count("messages", filter=Q(messages__state=MessageState.EXPIRED)),
+        )
+        .filter(held__gt=0)
+        .order_by("-held")
+    )
+    return {
+        "maintenance": maintenance(),
+        "failing": failing,
+        "stuck": stuck,
+        "behind": behind,
+        "disabled": disabled,
+        "exception_queues": list(exq[:20]),
+        "total": len(props),
+    }
+
+
+# --- topology graph ------------------------------------------------------------------------------
+
+
+def topology(*, limit: int = 2000) -> dict[str, Any]:
+    """Queues as nodes (with their READY depth), propagations as edges (state, rate, backlog)."""
+    depth = dict(
+        Message.objects.filter(state=MessageState.READY)
+        .order_by()
+        .values("queue")
+        .annotate(n=Count("id"))
+        .values_list("queue", "n")
+    )
+    props = list(propagation_list()[:limit])
+    ids = {p.source_queue_id for p in props} | {p.destination_queue_id for p in props}
+    queues = Queue.objects.filter(Q(pk__in=ids) | Q(kind=QueueKind.NORMAL)).select_related(
+        "queue_table"
+    )[:limit]
+    nodes = [
+        {
+            "id": f"q{q.pk}",
+            "name": q.name,
+            "depth": depth.get(q.pk, 0),
+            "table": q.queue_table.name,
+            "kind": q.kind,
+            "url": q.get_absolute_url() if hasattr(q, "get_absolute_url") else "",
+        }
+        for q in queues
+    ]
+    edges = [
+        {
+            "id": f"p{p.pk}",
+            "name": p.name,
+            "source": f"q{p.source_queue_id}",
+            "target": f"q{p.destination_queue_id}",
+            "state": p.state,
+            "colour": state_colour(p.state),
+            "rate": round(p.rate or 0, 1),
+            "backlog": p.backlog,
+            "url": p.get_absolute_url(),
+        }
+        for p in props
+    ]
+    return {"nodes": nodes, "edges": edges}
+
+
+# --- trace a message -----------------------------------------------------------------------------
+
+
+def trace(*, queue: Queue, message: Any, max_hops: int = 16) -> dict[str, Any]:
+    """Where ``message`` (a rules-engine message) would go from ``queue``, hop by hop through
+    the propagations and their rule sets, and which rule decides each hop. A dry run: nothing is
+    enqueued. A queue reached twice on one path is reported as a cycle and not followed again."""
+    from queues import engine
+    from queues.services import raw_connection
+    from rules.lang.pipeline import apply, message_to_json
+    from rules.lang.transform import TransformationError
+    from rules.selectors import rule_set_spec, rule_set_transformations
+
+    hops: list[dict[str, Any]] = []
+    by_source: dict[int, list[Propagation]] = {}
+    for p in propagation_list():
+        by_source.setdefault(p.source_queue_id, []).append(p)
+
+    def walk(q_id: int, msg: Any, path: tuple[int, ...], depth: int) -> None:
+        for p in by_source.get(q_id, []):
+            hop: dict[str, Any] = {
+                "depth": depth,
+                "propagation": p.name,
+                "propagation_id": p.pk,
+                "source": p.source_queue.name,
+                "destination": p.destination_queue.name,
+                "destination_id": p.destination_queue_id,
+                "state": p.state,
+            }
+            hops.append(hop)
+            pos, neg = p.positive_rule_set, p.negative_rule_set
+            try:
+                res = apply(
+                    msg,
+                    positive=rule_set_spec(pos) if pos is not None else None,
+                    negative=rule_set_spec(neg) if neg is not None else None,
+                    transformations_for=rule_set_transformations(pos) if pos else {},
+                )
+            except TransformationError as exc:
+                hop.update(decision="EXCEPTION", reason=str(exc), rule=None)
+                continue
+            hop.update(
+                decision=res.action,
+                reason=res.reason,
+                rule=res.rule.name if res.rule is not None else None,
+                rule_set=(
+                    (neg.name if neg is not None else None)
+                    if res.rule is not None and not res.perform
+                    else (pos.name if pos is not None else None)
+                ),
+                steps=[{"kind": s.kind, "detail": s.detail} for s in res.steps],
+                message_out=message_to_json(res.message_out) if res.perform else None,
+            )
+            if not res.perform:
+                continue
+            dest = engine.queue_info(raw_connection(), p.destination_queue_id)
+            try:
+                from jobs.runner import _new_message
+
+                engine.validate_message(
+                    dest, _new_message(_as_dequeued(msg), res.message_out, unchanged=False)
+                )
+            except engine.InvalidMessage as exc:
+                hop.update(decision="EXCEPTION", reason=f"{dest.name} would refuse it: {exc}")
+                continue
+            if p.destination_queue_id in path:
+                hop["cycle"] = True
+                continue
+            if depth + 1 >= max_hops:
+                hop["truncated"] = True
+                continue
+            walk(
+                p.destination_queue_id, res.message_out, (*path, p.destination_queue_id), depth + 1
+            )
+
+    walk(queue.pk, message, (queue.pk,), 0)
+    reached = sorted({h["destination"] for h in hops if h.get("decision") == "PERFORM"})
+    return {"queue": queue.name, "hops": hops, "reaches": reached}
+
+
+def _as_dequeued(msg: Any) -> Any:
+    """A stand-in for the engine's dequeued message, so the trace builds the destination copy
+    exactly as a run does."""
+    from queues import engine
+
+    return engine.DequeuedMessage(
+        id=0,
+        queue_id=0,
+        state="READY",
+        priority=1,
+        kind="USER",
+        type_name="",
+        correlation="",
+        sender="",
+        headers={},
+        payload=None,
+        enq_time=timezone.now(),
+        attempts=0,
+        position=engine.Position(0, 0, 0),
+    )
