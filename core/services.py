@@ -70,3 +70,20 @@ def change_log_deletion(
         object_repr=before["name"],
         before=before,
     )
+
+
+def delete_or_refuse(obj: models.Model, *, what: str) -> None:
+    """Delete ``obj``, or raise Conflict naming what still points at it (a PROTECT foreign key
+    from an app built later, such as a propagation on a queue), instead of a 500."""
+    from django.db import transaction
+    from django.db.models import ProtectedError
+
+    from core.exceptions import Conflict
+
+    try:
+        with transaction.atomic():
+            obj.delete()
+    except ProtectedError as exc:
+        users = sorted({f"{o._meta.verbose_name} {o}" for o in exc.protected_objects})
+        shown = ", ".join(users[:5]) + (f" and {len(users) - 5} more" if len(users) > 5 else "")
+        raise Conflict(f"{what} is still used by {shown}; remove those first.") from exc

@@ -19,7 +19,12 @@ from psycopg.conninfo import make_conninfo
 from core.choices import Capability, ChangeAction
 from core.exceptions import Conflict, DomainError, Forbidden
 from core.roles import user_can
-from core.services import change_log_deletion, change_log_record, object_snapshot
+from core.services import (
+    change_log_deletion,
+    change_log_record,
+    delete_or_refuse,
+    object_snapshot,
+)
 from queues import engine
 from queues.choices import Privilege, QueueKind, Visibility
 from queues.models import Agent, AgentUser, Queue, QueuePrivilege, QueueTable, Subscriber
@@ -174,8 +179,8 @@ def queue_table_delete(*, user: User, queue_table: QueueTable) -> None:
     before = object_snapshot(qt)
     # Normal queues first: they point at exception queues (NORMAL_QUEUE sorts after EXCEPTION_QUEUE).
     for q in qt.queues.order_by("-kind"):
-        q.delete()
-    qt.delete()
+        delete_or_refuse(q, what=f"Queue {q.name}")
+    delete_or_refuse(qt, what=f"Queue table {qt.name}")
     change_log_deletion(
         user=user, verb="queue_table_delete", object_type="queues.queuetable", before=before
     )
@@ -308,7 +313,7 @@ def queue_delete(*, user: User, queue: Queue) -> None:
     if users is not None:
         raise Conflict(f"Queue {users.name} uses {q.name} as its exception queue.")
     before = object_snapshot(q)
-    q.delete()
+    delete_or_refuse(q, what=f"Queue {q.name}")
     change_log_deletion(user=user, verb="queue_delete", object_type="queues.queue", before=before)
 
 
@@ -398,7 +403,7 @@ def subscriber_remove(*, user: User, subscriber: Subscriber) -> None:
         """,
         (sub.pk,),
     )
-    sub.delete()
+    delete_or_refuse(sub, what=f"Subscriber {sub.name}")
     change_log_deletion(
         user=user, verb="subscriber_remove", object_type="queues.subscriber", before=before
     )

@@ -15,7 +15,12 @@ from django.utils import timezone
 from core.choices import Capability, ChangeAction
 from core.exceptions import Conflict, DomainError, Forbidden
 from core.roles import user_can
-from core.services import change_log_deletion, change_log_record, object_snapshot
+from core.services import (
+    change_log_deletion,
+    change_log_record,
+    delete_or_refuse,
+    object_snapshot,
+)
 from rules.choices import VariableType
 from rules.models import (
     STREAMS_EVALUATION_CONTEXT,
@@ -285,7 +290,7 @@ def rule_set_delete(*, user: User, rule_set: RuleSet) -> None:
         "rules": sorted(rule_set.rules.values_list("name", flat=True)),
     }
     rule_set.members.all().delete()
-    rule_set.delete()
+    delete_or_refuse(rule_set, what=f"Rule set {rule_set.name}")
     change_log_deletion(
         user=user, verb="rule_set_delete", object_type="rules.ruleset", before=before
     )
