@@ -133,7 +133,7 @@ _CRON_FIELDS = (
     ("hour", 24, 0),
     ("day of month", 31, 1),
     ("month", 12, 1),
-    ("day of week", 7, 0),
+    ("day of week", 8, 0),  # 0-7: both 0 and 7 are Sunday
 )
 
 
