@@ -62,7 +62,8 @@ def test_a_second_run_of_a_live_propagation_does_not_start(prop):
         holder.close()
 
 
-def test_the_reaper_fails_a_run_whose_worker_died(prop):
+def test_the_reaper_fails_a_run_whose_worker_died(prop, settings):
+    settings.AQ_PROPAGATION = {**settings.AQ_PROPAGATION, "BACKOFF_MIN_S": 30}
     (run_id,) = services.propagation_dispatch(send=False)
     holder = _claim_like_a_worker(run_id, prop.pk)
     assert services.propagation_reap()["died"] == 0  # alive: its session holds the lock

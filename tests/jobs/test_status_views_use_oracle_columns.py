@@ -65,7 +65,7 @@ def test_the_views_follow_a_window(admin_user, mc_table, sc_table, make_queue, r
     assert qs.destination == '"alice"."DST"@LOCAL'  # the queue table's owner
     assert (qs.total_number, qs.failures, qs.schedule_disabled) == (2, 0, "N")
     assert qs.latency == 3 and qs.propagation_window == 3600 and qs.next_time == "*/5 * * * *"
-    assert qs.total_bytes == sum(len('{"n": %d}' % i) for i in range(2))
+    assert qs.total_bytes == sum(len(f'{{"n": {i}}}') for i in range(2))
     assert qs.avg_number == 2 and qs.last_run_date is not None
     sender = VPropagationSender.objects.get(propagation_id=p.pk)
     assert (sender.unacknowledged, sender.total_msgs) == (0, 2)
