@@ -132,12 +132,16 @@ start() {
     NAMES+=("$name")
 }
 
-say "starting the web server, one Celery worker and Celery beat (logs in var/log/)"
+say "starting the web server, two Celery workers and Celery beat (logs in var/log/)"
 start web gunicorn console.wsgi:application --bind "$HOST:$PORT" \
     --workers "${WEB_WORKERS:-2}" --threads "${WEB_THREADS:-4}" --worker-class gthread \
     --timeout 120 --graceful-timeout 10 --access-logfile - --error-logfile -
 start worker celery -A console worker --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" \
-    --hostname "worker@%h"
+    --queues celery --hostname "worker@%h"
+# Propagation windows hold a pool slot while they listen for messages, so they get a worker of
+# their own (threads: a waiting window costs a thread and a connection, not a process).
+start propagation celery -A console worker --loglevel INFO --queues propagation --pool threads \
+    --concurrency "${PROPAGATION_CONCURRENCY:-8}" --hostname "propagation@%h"
 start beat celery -A console beat --loglevel INFO \
     --schedule "$VAR/celerybeat-schedule" --pidfile=
 

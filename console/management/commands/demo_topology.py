@@ -1,7 +1,8 @@
 """Load the demo topology the console starts with, through the queue services (``user=None``).
 
-The demo is declared in the constants below: four queue tables covering every sort order, a typed
-queue table (ORDER, with a JSON Schema), a multi-consumer queue with two subscribers, and a few
+The demo is declared in the constants below: queue tables covering every sort order, a typed
+queue table (ORDER, with a JSON Schema), a multi-consumer queue with two subscribers and three
+propagations (rule-routed, negative-ruled, windowed), and a few
 dozen messages, some delayed, some prioritised, some expiring, two in an exception queue after
 failed attempts and one row/DDL change-record stream. Running the command again does nothing once
 any demo queue table exists, so ``scripts/run-console.sh`` calls it on every start.
@@ -18,7 +19,7 @@ from django.db import transaction
 
 from queues import engine, services
 from queues.choices import SortOrder
-from queues.models import QueueTable
+from queues.models import Queue, QueueTable
 
 # --- the demo, as data ---------------------------------------------------------------------------
 
@@ -117,6 +118,25 @@ TOPOLOGY: tuple[DemoQueueTable, ...] = (
             ),
         ),
     ),
+    DemoQueueTable(
+        name="DOWNSTREAM_QT",
+        sort_order=SortOrder.ENQ_TIME,
+        comment="Demo: queues fed by propagations from EVENTS.",
+        queues=(
+            DemoQueue("BILLING_IN", "Payment events, propagated from EVENTS."),
+            DemoQueue("AUDIT_IN", "Every event but new orders, propagated from EVENTS."),
+            DemoQueue("ARCHIVE", "All events, propagated in hourly windows."),
+        ),
+    ),
+)
+
+# Propagations out of EVENTS: (name, destination, positive rule, negative rule, schedule).
+# Created before the events are enqueued, so the source keeps each event for each of them.
+PROPAGATIONS: tuple[tuple[str, str, str, str, dict[str, Any]], ...] = (
+    ("EVENTS_TO_BILLING", "BILLING_IN", ":msg.event IN ('order_paid', 'refund_issued')", "", {}),
+    ("EVENTS_TO_AUDIT", "AUDIT_IN", "", ":msg.event = 'order_placed'", {"latency": 1}),
+    # Hourly ten-minute windows: between them it shows "waiting for window" and a backlog.
+    ("EVENTS_TO_ARCHIVE", "ARCHIVE", "", "", {"duration": 600, "next_time": "0 * * * *"}),
 )
 
 # Orders whose every dequeue fails, so they land in the exception queue with MAX_RETRIES_EXCEEDED.
@@ -301,6 +321,7 @@ class Command(BaseCommand):
         counts = _Counts()
         with transaction.atomic():
             self._create_topology()
+            self._create_propagations()
             for queue, messages in demo_messages().items():
                 services.message_enqueue(user=None, queue=queue, messages=messages)
                 counts.messages += len(messages)
@@ -315,6 +336,34 @@ class Command(BaseCommand):
                 f"{consumed} event copies consumed)."
             )
         )
+
+    def _create_propagations(self) -> None:
+        from django.utils import timezone
+
+        from jobs import services as jobs_services
+        from rules import services as rules_services
+
+        def rule_set(name: str, condition: str) -> Any:
+            if not condition:
+                return None
+            rs = rules_services.rule_set_create(user=None, name=name)
+            rule = rules_services.rule_create(user=None, name=f"{name}_RULE", condition=condition)
+            rules_services.rule_set_add_rule(user=None, rule_set=rs, rule=rule)
+            return rs
+
+        events = Queue.objects.get(name="EVENTS")
+        for name, dest, positive, negative, schedule in PROPAGATIONS:
+            start = timezone.now().replace(minute=0, second=0, microsecond=0)
+            jobs_services.propagation_create(
+                user=None,
+                name=name,
+                source_queue=events,
+                destination_queue=Queue.objects.get(name=dest),
+                positive_rule_set=rule_set(f"{name}_POS", positive),
+                negative_rule_set=rule_set(f"{name}_NEG", negative),
+                start_time=start if schedule.get("next_time") else None,
+                **schedule,
+            )
 
     def _create_topology(self) -> None:
         for spec in TOPOLOGY:
