@@ -332,3 +332,25 @@ def _as_dequeued(msg: Any) -> Any:
         attempts=0,
         position=engine.Position(0, 0, 0),
     )
+
+
+def trace_message(*, message: Any = None, msgid: int | None = None) -> tuple[Any, Queue | None]:
+    """What "trace a message" traces: the rules-engine message from pasted rules-message JSON
+    (``message``, a dict or its text) or from a queued message (``msgid``), and the queue that
+    holds the latter (None for a pasted one). Raises DomainError naming ``message.<field>`` or
+    ``msgid``; the page's form and the API both call it."""
+    from core.exceptions import DomainError
+    from rules.lang import MessageError, message_from_queue
+    from rules.selectors import message_for_test
+
+    if msgid is None:
+        return message_for_test(message), None
+    row = Message.objects.select_related("queue").filter(pk=msgid).first()
+    if row is None:
+        raise DomainError(f"No queued message has id {msgid}.", field="msgid")
+    try:
+        return message_from_queue(row.kind, row.type_name, row.payload), row.queue
+    except MessageError as exc:
+        raise DomainError(
+            f"Message {msgid} is not a message rules can read: {exc}", field="msgid"
+        ) from exc

@@ -32,6 +32,7 @@ from rules.models import RuleSet
 User = AbstractBaseUser | AnonymousUser | None
 
 PROPAGATION_EDITABLE = ("positive_rule_set", "negative_rule_set", "comment")
+MAX_SPAN_S = 10 * 366 * 86400
 SCHEDULE_EDITABLE = ("start_time", "duration", "next_time", "latency", "max_failures")
 
 
@@ -252,6 +253,13 @@ def _schedule_values(
 ) -> dict[str, Any]:
     next_time = (next_time or "").strip()
     validate_schedule(duration=duration, next_time=next_time, latency=latency)
+    # Bounds that keep window arithmetic inside datetime's range (year 9999).
+    if start_time is not None and start_time.year > 9000:
+        raise DomainError("The start time must be before the year 9000.", field="start_time")
+    if duration is not None and duration > MAX_SPAN_S:
+        raise DomainError("The duration must be at most ten years.", field="duration")
+    if latency is not None and latency > MAX_SPAN_S:
+        raise DomainError("The latency must be at most ten years.", field="latency")
     if max_failures is not None and max_failures < 1:
         raise DomainError("Max failures must be at least 1.", field="max_failures")
     return {

@@ -14,6 +14,9 @@ from core.models import ChangeLogEntry
 from queues import engine, services
 from queues.models import Message, Queue, QueueTable
 
+# The propagation API tests build topologies with the jobs tests' own fixtures.
+from tests.jobs.conftest import make_queue, mc_table, rule_set, sc_table  # noqa: F401
+
 
 @pytest.fixture(autouse=True)
 def _role_groups(db) -> None:

@@ -1,0 +1,435 @@
+"""API shapes of the jobs app. Serializers validate input shape only; the services decide and
+write, and the selectors' annotations (state, backlog, rate) are what the lists show."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Model, QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from core.validators import name_validator
+from jobs import selectors
+from jobs.choices import ScheduleState
+from jobs.models import Maintenance, Propagation, PropagationRun, PropagationSchedule
+from queues.models import Queue
+from rules.models import RuleSet
+
+# Hard ceilings so an absurd number is a 400 naming the field, not an overflow deeper down.
+TEN_YEARS_S = 10 * 366 * 86_400
+PG_INT_MAX = 2**31 - 1
+LAST_YEAR = 9000
+
+
+@extend_schema_field(OpenApiTypes.STR)
+class NameOrIdRelatedField(serializers.RelatedField):
+    """A reference by id (``12``, ``"12"``) or by case-insensitive name (``"ORDERS"``), answered
+    with the name, as the rest of the API names related objects."""
+
+    default_error_messages = {
+        "does_not_exist": "No {kind} named or numbered {value}.",
+        "invalid": "Give a name or an id.",
+    }
+
+    def __init__(self, *, kind: str, **kwargs: Any) -> None:
+        self.kind = kind
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> Model:
+        qs: QuerySet = self.get_queryset()
+        if isinstance(data, bool) or not isinstance(data, int | str) or str(data).strip() == "":
+            self.fail("invalid")
+        key = str(data).strip()
+        found = (
+            qs.filter(pk=int(key)).first()
+            if key.isdigit() and len(key) < 19
+            else qs.filter(name__iexact=key).first()
+        )
+        if found is None:
+            self.fail("does_not_exist", kind=self.kind, value=key)
+        return found
+
+    def to_representation(self, value: Model) -> str:
+        return value.name  # type: ignore[attr-defined]
+
+
+def _queue_field(**kwargs: Any) -> NameOrIdRelatedField:
+    return NameOrIdRelatedField(kind="queue", queryset=Queue.objects.all(), **kwargs)
+
+
+def _rule_set_field(**kwargs: Any) -> NameOrIdRelatedField:
+    return NameOrIdRelatedField(
+        kind="rule set", queryset=RuleSet.objects.all(), required=False, allow_null=True, **kwargs
+    )
+
+
+# --- output --------------------------------------------------------------------------------------
+
+
+class ScheduleSerializer(serializers.ModelSerializer):
+    """SCHEDULE_PROPAGATION's parameters, and what the dispatcher and the runs keep up to date."""
+
+    class Meta:
+        model = PropagationSchedule
+        fields = [
+            "start_time",
+            "duration",
+            "next_time",
+            "latency",
+            "enabled",
+            "max_failures",
+            "failures",
+            "last_error_msg",
+            "last_error_at",
+            "next_run_at",
+            "window_start",
+            "window_end",
+            "last_run_at",
+            "total_runs",
+            "total_number",
+            "total_bytes",
+            "total_time",
+            "total_discarded",
+            "total_exceptions",
+            "max_number",
+            "max_bytes",
+            "elapsed_dequeue_time",
+            "elapsed_rule_time",
+            "elapsed_enqueue_time",
+        ]
+        read_only_fields = fields
+
+
+class PropagationRunSerializer(serializers.ModelSerializer):
+    """One Celery task's stay in a window. Its propagation must be loaded with it
+    (selectors.run_list select_related it; a propagation's current run gets its parent)."""
+
+    propagation = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    propagation_id = serializers.IntegerField(read_only=True)
+    elapsed = serializers.FloatField(read_only=True, allow_null=True)
+    stuck = serializers.SerializerMethodField()
+
+    class Meta:
+        model = PropagationRun
+        fields = [
+            "id",
+            "propagation",
+            "propagation_id",
+            "state",
+            "end_reason",
+            "task_id",
+            "worker",
+            "pid",
+            "session_id",
+            "queued_at",
+            "started_at",
+            "heartbeat_at",
+            "ended_at",
+            "elapsed",
+            "stuck",
+            "waiting",
+            "batches",
+            "messages",
+            "propagated",
+            "bytes",
+            "discarded",
+            "exceptions",
+            "dequeue_time",
+            "rule_time",
+            "enqueue_time",
+            "error",
+        ]
+        read_only_fields = fields
+
+    def get_stuck(self, obj: PropagationRun) -> bool:
+        return selectors.run_is_stuck(obj)
+
+
+class PropagationSerializer(serializers.ModelSerializer):
+    """A propagation with its live state (selectors.propagation_list's annotations), its
+    schedule (null when unscheduled) and the run holding its window right now (or null)."""
+
+    source_queue = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    destination_queue = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    positive_rule_set = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    negative_rule_set = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    state = serializers.ChoiceField(choices=ScheduleState.choices, read_only=True)
+    backlog = serializers.IntegerField(
+        read_only=True, help_text="Messages the source queue still keeps for this propagation."
+    )
+    oldest_backlog = serializers.DateTimeField(
+        read_only=True, allow_null=True, help_text="Enqueue time of the oldest of them."
+    )
+    rate = serializers.FloatField(
+        read_only=True, help_text="Messages per second propagated by the latest run."
+    )
+    schedule = ScheduleSerializer(read_only=True, allow_null=True)
+    run = serializers.SerializerMethodField(help_text="The run holding the window now.")
+
+    class Meta:
+        model = Propagation
+        fields = [
+            "id",
+            "name",
+            "source_queue",
+            "destination_queue",
+            "destination_dblink",
+            "positive_rule_set",
+            "negative_rule_set",
+            "queue_to_queue",
+            "enabled",
+            "comment",
+            "state",
+            "backlog",
+            "oldest_backlog",
+            "rate",
+            "schedule",
+            "run",
+            "created",
+            "updated",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(PropagationRunSerializer(allow_null=True))
+    def get_run(self, obj: Propagation) -> dict[str, Any] | None:
+        schedule = getattr(obj, "schedule", None)
+        run = schedule.run if schedule is not None else None
+        if run is None:
+            return None
+        run.propagation = obj  # already loaded: no query per row for its name
+        return PropagationRunSerializer(run).data
+
+
+# --- input ---------------------------------------------------------------------------------------
+
+
+class ScheduleParamsSerializer(serializers.Serializer):
+    """SCHEDULE_PROPAGATION / ALTER_PROPAGATION_SCHEDULE parameters; omitted ones keep their
+    default (schedule) or current value (alter)."""
+
+    start_time = serializers.DateTimeField(required=False, help_text="Default: now.")
+    duration = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        max_value=TEN_YEARS_S,
+        help_text="Window length in seconds; null: the window never ends.",
+    )
+    next_time = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text="Interval (90s, 10m, PT10M, SYSDATE + 1/24) or cron expression; blank: at once.",
+    )
+    latency = serializers.FloatField(required=False, max_value=TEN_YEARS_S, help_text="Seconds.")
+    max_failures = serializers.IntegerField(required=False, max_value=PG_INT_MAX)
+
+    def validate_start_time(self, value: datetime) -> datetime:
+        # Windows are start + n * period; near year 9999 that overflows the datetime type.
+        if value.year > LAST_YEAR:
+            raise serializers.ValidationError(f"Give a start time before the year {LAST_YEAR}.")
+        return value
+
+
+class PropagationCreateSerializer(ScheduleParamsSerializer):
+    """CREATE_PROPAGATION, and (unless ``schedule`` is false) SCHEDULE_PROPAGATION with the
+    given parameters."""
+
+    name = serializers.CharField(max_length=128, validators=[name_validator])
+    source_queue = _queue_field(help_text="Name or id of a queue in a multi-consumer table.")
+    destination_queue = _queue_field(help_text="Name or id.")
+    positive_rule_set = _rule_set_field(help_text="Name or id; null: every message.")
+    negative_rule_set = _rule_set_field(help_text="Name or id; null: none.")
+    queue_to_queue = serializers.BooleanField(default=True)
+    comment = serializers.CharField(required=False, allow_blank=True, max_length=4000)
+    schedule = serializers.BooleanField(
+        default=True, help_text="False: create the propagation unscheduled."
+    )
+
+    SCHEDULE_FIELDS = ("start_time", "duration", "next_time", "latency", "max_failures")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        given = [f for f in self.SCHEDULE_FIELDS if f in attrs]
+        if not attrs["schedule"] and given:
+            raise serializers.ValidationError(
+                {given[0]: ["Schedule parameters need schedule=true."]}
+            )
+        return attrs
+
+
+class PropagationUpdateSerializer(serializers.Serializer):
+    """Rule sets and comment can change. The fixed properties are accepted so the service can
+    refuse a change to them by name, rather than the API ignoring them and answering 200."""
+
+    positive_rule_set = _rule_set_field()
+    negative_rule_set = _rule_set_field()
+    comment = serializers.CharField(required=False, allow_blank=True, max_length=4000)
+    name = serializers.CharField(required=False, max_length=128)
+    source_queue = _queue_field(required=False)
+    destination_queue = _queue_field(required=False)
+    queue_to_queue = serializers.BooleanField(required=False)
+
+    FIXED = ("name", "source_queue", "destination_queue", "queue_to_queue")
+
+    def changes(self, propagation: Propagation) -> dict[str, Any]:
+        """The validated fields, less fixed ones sent back unchanged (a client PATCHing what it
+        just read is not asking to move the propagation)."""
+        out = dict(self.validated_data)
+        for key in self.FIXED:
+            if key in out and out[key] == getattr(propagation, key):
+                del out[key]
+        return out
+
+
+class MaintenanceSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Maintenance
+        fields = ["restricted", "since", "by", "reason"]
+        read_only_fields = ["since", "by"]
+        extra_kwargs = {
+            "restricted": {"required": True},
+            "reason": {"required": False, "allow_blank": True, "max_length": 4000},
+        }
+
+
+# --- workers -------------------------------------------------------------------------------------
+
+
+class WorkerRunSerializer(serializers.ModelSerializer):
+    propagation = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = PropagationRun
+        fields = ["id", "propagation", "started_at", "heartbeat_at", "waiting", "propagated"]
+        read_only_fields = fields
+
+
+class WorkerSerializer(serializers.Serializer):
+    """A Celery worker from its own heartbeats (selectors.worker_list)."""
+
+    hostname = serializers.CharField(source="worker.hostname")
+    pid = serializers.IntegerField(source="worker.pid")
+    alive = serializers.BooleanField()
+    queues = serializers.ListField(child=serializers.CharField(), source="worker.queues")
+    pool = serializers.CharField(source="worker.pool")
+    concurrency = serializers.IntegerField(source="worker.concurrency")
+    active = serializers.ListField(
+        child=serializers.DictField(), source="worker.active", help_text="Tasks running now."
+    )
+    processed = serializers.IntegerField(source="worker.processed")
+    started_at = serializers.DateTimeField(source="worker.started_at")
+    last_seen = serializers.DateTimeField(source="worker.last_seen")
+    stopped_at = serializers.DateTimeField(source="worker.stopped_at", allow_null=True)
+    runs = WorkerRunSerializer(many=True, help_text="Propagation runs it holds right now.")
+
+
+# --- dashboard, graph, trace ---------------------------------------------------------------------
+
+
+class PropagationBriefSerializer(serializers.Serializer):
+    """A propagation in the attention list: enough to say what is wrong and where to look."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    # Plain text: the enum is documented once, on Propagation (one component per choice set).
+    state = serializers.CharField(help_text="As Propagation.state.")
+    source_queue = serializers.CharField(source="source_queue.name")
+    destination_queue = serializers.CharField(source="destination_queue.name")
+    backlog = serializers.IntegerField()
+    failures = serializers.SerializerMethodField()
+    last_error_msg = serializers.SerializerMethodField()
+    last_error_at = serializers.SerializerMethodField()
+
+    @staticmethod
+    def _schedule(obj: Propagation) -> PropagationSchedule | None:
+        return getattr(obj, "schedule", None)
+
+    def get_failures(self, obj: Propagation) -> int:
+        s = self._schedule(obj)
+        return s.failures if s is not None else 0
+
+    def get_last_error_msg(self, obj: Propagation) -> str:
+        s = self._schedule(obj)
+        return s.last_error_msg if s is not None else ""
+
+    @extend_schema_field(OpenApiTypes.DATETIME)
+    def get_last_error_at(self, obj: Propagation) -> str | None:
+        s = self._schedule(obj)
+        if s is None or s.last_error_at is None:
+            return None
+        return serializers.DateTimeField().to_representation(s.last_error_at)
+
+
+class BehindSerializer(serializers.Serializer):
+    propagation = PropagationBriefSerializer()
+    age = serializers.FloatField(help_text="Seconds the oldest kept message has waited.")
+
+
+class HeldQueueSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    held = serializers.IntegerField(help_text="Expired messages it holds.")
+
+
+class AttentionSerializer(serializers.Serializer):
+    """The dashboard's "needs attention" list (selectors.attention)."""
+
+    maintenance = MaintenanceSerializer()
+    failing = PropagationBriefSerializer(many=True)
+    stuck = PropagationBriefSerializer(many=True)
+    behind = BehindSerializer(many=True)
+    disabled = PropagationBriefSerializer(many=True)
+    exception_queues = HeldQueueSerializer(many=True)
+    total = serializers.IntegerField(help_text="Propagations in all.")
+
+
+class TopologyNodeSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    depth = serializers.IntegerField()
+    table = serializers.CharField()
+    kind = serializers.CharField()
+    url = serializers.CharField()
+
+
+class TopologyEdgeSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    source = serializers.CharField()
+    target = serializers.CharField()
+    state = serializers.CharField()
+    colour = serializers.CharField()
+    rate = serializers.FloatField()
+    backlog = serializers.IntegerField()
+    url = serializers.CharField()
+
+
+class TopologySerializer(serializers.Serializer):
+    """Queues as nodes, propagations as edges (selectors.topology)."""
+
+    nodes = TopologyNodeSerializer(many=True)
+    edges = TopologyEdgeSerializer(many=True)
+
+
+class TraceSerializer(serializers.Serializer):
+    """A pasted rules message, or the id of a queued message, to follow from a queue."""
+
+    queue = _queue_field(
+        required=False, help_text="Name or id; defaults to the queue holding msgid."
+    )
+    message = serializers.JSONField(
+        required=False,
+        help_text='{"kind": "row_lcr" | "ddl_lcr" | "user", …} (fields of spec/rules.md §7.1).',
+    )
+    msgid = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("message" in attrs) == ("msgid" in attrs):
+            raise serializers.ValidationError(
+                {"message": ["Give either a message or the msgid of a queued message."]}
+            )
+        if "msgid" not in attrs and "queue" not in attrs:
+            raise serializers.ValidationError({"queue": ["Say which queue the message is in."]})
+        return attrs

@@ -1,0 +1,134 @@
+"""Workers, maintenance mode, the topology graph and the attention list through the API."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from core.models import ChangeLogEntry
+from jobs import services
+from jobs.models import Maintenance
+from tests.jobs.conftest import enqueue
+
+pytestmark = pytest.mark.django_db
+
+
+def _heartbeat(hostname: str, *, stopping: bool = False) -> None:
+    services.worker_heartbeat(
+        hostname=hostname,
+        pid=4242,
+        queues=["propagation", "celery"],
+        pool="prefork",
+        concurrency=4,
+        active=[{"id": "t1", "name": "jobs.tasks.propagation_run", "args": [1]}],
+        processed=7,
+        started_at=timezone.now() - timedelta(hours=1),
+        stopping=stopping,
+    )
+
+
+def test_workers_are_listed_alive_first_with_their_queues(monitor_api):
+    _heartbeat("celery@b-alive")
+    _heartbeat("celery@a-stopped", stopping=True)
+
+    rows = monitor_api.get("/api/workers/").json()["results"]
+
+    assert [(r["hostname"], r["alive"]) for r in rows] == [
+        ("celery@b-alive", True),
+        ("celery@a-stopped", False),
+    ]
+    alive = rows[0]
+    assert (alive["pid"], alive["queues"], alive["concurrency"], alive["processed"]) == (
+        4242,
+        ["propagation", "celery"],
+        4,
+        7,
+    )
+    assert alive["active"][0]["name"] == "jobs.tasks.propagation_run"
+    assert (alive["stopped_at"], alive["runs"]) == (None, [])
+    assert rows[1]["stopped_at"] is not None
+
+
+def test_maintenance_mode_is_read_and_switched(operator_api, monitor_api):
+    assert monitor_api.get("/api/maintenance/").json() == {
+        "restricted": False,
+        "since": None,
+        "by": "",
+        "reason": "",
+    }
+
+    on = operator_api.put("/api/maintenance/", {"restricted": True, "reason": "disk swap"})
+
+    assert on.status_code == 200, on.content
+    read = monitor_api.get("/api/maintenance/").json()
+    assert (read["restricted"], read["by"], read["reason"]) == (True, "oscar", "disk swap")
+    assert read["since"] is not None
+    assert monitor_api.get("/api/attention/").json()["maintenance"]["restricted"] is True
+    assert ChangeLogEntry.objects.filter(verb="maintenance_set").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "restricted"),
+        ({"restricted": "perhaps"}, "restricted"),
+        ({"restricted": True, "reason": "x" * 4001}, "reason"),
+    ],
+)
+def test_bad_maintenance_input_names_the_field(operator_api, body, field):
+    response = operator_api.put("/api/maintenance/", body)
+
+    assert response.status_code == 400, response.content
+    assert field in response.json()
+    assert not Maintenance.objects.filter(restricted=True).exists()
+
+
+def test_switching_maintenance_to_what_it_is_is_a_409(operator_api):
+    response = operator_api.patch("/api/maintenance/", {"restricted": False})
+
+    assert response.status_code == 409, response.content
+    assert response.json()["detail"] == "Maintenance mode is already off."
+
+
+def test_the_topology_has_queues_as_nodes_and_propagations_as_edges(
+    monitor_api, admin_user, mc_table, sc_table, make_queue
+):
+    src, dst = make_queue("SRC", mc_table), make_queue("DST", sc_table)
+    p = services.propagation_create(
+        user=admin_user, name="P", source_queue=src, destination_queue=dst
+    )
+    enqueue(src, [{"n": 1}, {"n": 2}])
+
+    graph = monitor_api.get("/api/topology/").json()
+
+    nodes = {n["name"]: n for n in graph["nodes"]}
+    assert {"SRC", "DST"} <= set(nodes)
+    assert nodes["SRC"]["depth"] == 2
+    [edge] = graph["edges"]
+    assert (edge["name"], edge["source"], edge["target"]) == (
+        "P",
+        nodes["SRC"]["id"],
+        nodes["DST"]["id"],
+    )
+    assert (edge["state"], edge["backlog"], edge["url"]) == ("idle", 2, p.get_absolute_url())
+
+
+def test_the_attention_list_names_disabled_propagations_and_held_messages(
+    monitor_api, admin_user, operator_user, mc_table, sc_table, make_queue, expired_message
+):
+    p = services.propagation_create(
+        user=admin_user,
+        name="P",
+        source_queue=make_queue("SRC", mc_table),
+        destination_queue=make_queue("DST", sc_table),
+    )
+    services.schedule_disable(user=operator_user, propagation=p)
+
+    body = monitor_api.get("/api/attention/").json()
+
+    assert [(d["name"], d["state"]) for d in body["disabled"]] == [("P", "disabled")]
+    assert (body["failing"], body["stuck"], body["behind"], body["total"]) == ([], [], [], 1)
+    _source, exq, _mid = expired_message
+    assert body["exception_queues"] == [{"id": exq.pk, "name": exq.name, "held": 1}]
