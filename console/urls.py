@@ -16,12 +16,7 @@ urlpatterns = [
     path("queues/", include("queues.urls")),
     path("changelog/", include("core.urls")),
     path("rules/", include("rules.urls")),
-    path(
-        "propagations/",
-        views.not_built,
-        {"area": "Propagations", "issue": 4},
-        name="propagations_home",
-    ),
+    path("propagations/", include("jobs.urls")),
     path("gateway/", views.not_built, {"area": "Gateway", "issue": 6}, name="gateway_home"),
     path("jobs/", views.not_built, {"area": "Jobs", "issue": 5}, name="jobs_home"),
     path("api/", include("console.api")),

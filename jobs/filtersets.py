@@ -12,7 +12,7 @@ from rules.models import RuleSet
 
 class PropagationFilterSet(BaseFilterSet):
     q = django_filters.CharFilter(method="search", label="Search")
-    state = django_filters.MultipleChoiceFilter(choices=ScheduleState.choices)
+    state = django_filters.MultipleChoiceFilter(choices=ScheduleState.choices, label="State")
     source_queue = django_filters.ModelChoiceFilter(queryset=Queue.objects.all())
     destination_queue = django_filters.ModelChoiceFilter(queryset=Queue.objects.all())
     queue = django_filters.ModelChoiceFilter(
@@ -68,7 +68,7 @@ class PropagationFilterSet(BaseFilterSet):
 
 
 class PropagationRunFilterSet(BaseFilterSet):
-    state = django_filters.MultipleChoiceFilter(choices=RunState.choices)
+    state = django_filters.MultipleChoiceFilter(choices=RunState.choices, label="State")
     propagation = django_filters.ModelChoiceFilter(queryset=Propagation.objects.all())
     worker = django_filters.CharFilter(lookup_expr="icontains")
     failed = django_filters.BooleanFilter(

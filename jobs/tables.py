@@ -1,0 +1,135 @@
+"""Tables of the jobs pages. Every column reads what jobs.selectors already fetched (select_related
+and annotations), so a page costs the same number of queries whatever its size."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import django_tables2 as tables
+from django.utils.html import format_html
+
+from jobs.models import Propagation, PropagationRun
+from jobs.templatetags.propagation import age, state_badge
+
+ATTRS = {"class": "table table-sm table-hover align-middle"}
+
+
+class PropagationTable(tables.Table):
+    name = tables.Column(linkify=True)
+    route = tables.TemplateColumn(
+        '<a href="{{ record.source_queue.get_absolute_url }}">{{ record.source_queue.name }}</a>'
+        " → "
+        '<a href="{{ record.destination_queue.get_absolute_url }}">'
+        "{{ record.destination_queue.name }}</a>",
+        verbose_name="Source → destination",
+        order_by=("source_queue__name", "destination_queue__name"),
+    )
+    rule_sets = tables.TemplateColumn(
+        "{% if record.positive_rule_set %}+"
+        '<a href="{{ record.positive_rule_set.get_absolute_url }}">'
+        "{{ record.positive_rule_set.name }}</a>{% endif %}"
+        "{% if record.negative_rule_set %} &minus;"
+        '<a href="{{ record.negative_rule_set.get_absolute_url }}">'
+        "{{ record.negative_rule_set.name }}</a>{% endif %}"
+        "{% if not record.positive_rule_set and not record.negative_rule_set %}"
+        '<span class="text-muted">all messages</span>{% endif %}',
+        verbose_name="Rule sets",
+        order_by=("positive_rule_set__name", "negative_rule_set__name"),
+    )
+    state = tables.Column()
+    backlog = tables.Column(verbose_name="Backlog")
+    oldest_backlog = tables.Column(verbose_name="Oldest")
+    rate = tables.Column(verbose_name="Msg/s")
+    failures = tables.Column(accessor="schedule__failures", verbose_name="Failures")
+    last_error = tables.Column(
+        accessor="schedule__last_error_msg", verbose_name="Last error", orderable=False
+    )
+    next_run = tables.DateTimeColumn(
+        accessor="schedule__next_run_at", verbose_name="Next run", format="Y-m-d H:i:s"
+    )
+
+    class Meta:
+        model = Propagation
+        fields = (
+            "name",
+            "route",
+            "rule_sets",
+            "state",
+            "backlog",
+            "oldest_backlog",
+            "rate",
+            "failures",
+            "last_error",
+            "next_run",
+        )
+        attrs = ATTRS
+        row_attrs = {"data-propagation": lambda record: record.name}
+        empty_text = "No propagations."
+
+    def render_state(self, value: str) -> Any:
+        return state_badge(value)
+
+    def render_oldest_backlog(self, value: Any) -> Any:
+        return format_html('<span title="{}">{}</span>', value.isoformat(), age(value))
+
+    def render_rate(self, value: float) -> str:
+        return f"{value:.1f}"
+
+    def render_failures(self, value: int) -> Any:
+        return format_html('<span class="text-danger fw-semibold">{}</span>', value) if value else 0
+
+    def render_last_error(self, value: str) -> Any:
+        if not value:
+            return "—"
+        short = value if len(value) <= 60 else value[:59] + "…"
+        return format_html('<span class="text-danger" title="{}">{}</span>', value, short)
+
+
+class PropagationRunTable(tables.Table):
+    id = tables.Column(verbose_name="Run")
+    propagation = tables.Column(linkify=True)
+    state = tables.TemplateColumn(
+        "{% with s=record.state %}"
+        '<span class="badge text-bg-{% if s == "FAILED" or s == "LOST" %}danger'
+        '{% elif s == "RUNNING" %}success{% elif s == "QUEUED" %}info text-dark'
+        '{% else %}secondary{% endif %}" data-run-state="{{ s }}">{{ value }}</span>{% endwith %}'
+    )
+    end_reason = tables.Column(verbose_name="Ended because")
+    queued_at = tables.DateTimeColumn(format="Y-m-d H:i:s", verbose_name="Queued")
+    started_at = tables.DateTimeColumn(format="Y-m-d H:i:s", verbose_name="Started")
+    heartbeat_at = tables.DateTimeColumn(format="H:i:s", verbose_name="Heartbeat")
+    ended_at = tables.DateTimeColumn(format="Y-m-d H:i:s", verbose_name="Ended")
+    elapsed = tables.Column(orderable=False, verbose_name="Elapsed s")
+    error = tables.Column(orderable=False)
+
+    class Meta:
+        model = PropagationRun
+        fields = (
+            "id",
+            "propagation",
+            "state",
+            "end_reason",
+            "worker",
+            "pid",
+            "session_id",
+            "queued_at",
+            "started_at",
+            "heartbeat_at",
+            "ended_at",
+            "elapsed",
+            "batches",
+            "messages",
+            "propagated",
+            "discarded",
+            "exceptions",
+            "error",
+        )
+        attrs = ATTRS
+        empty_text = "No runs."
+
+    def render_elapsed(self, value: float) -> str:
+        return f"{value:.1f}"
+
+    def render_error(self, value: str) -> Any:
+        short = value if len(value) <= 80 else value[:79] + "…"
+        return format_html('<span class="text-danger" title="{}">{}</span>', value, short)
