@@ -148,6 +148,8 @@ SPECTACULAR_SETTINGS = {
         "MessageKindEnum": "queues.choices.MessageKind",
         "QueueKindEnum": "queues.choices.QueueKind",
         "MessageStateEnum": "queues.choices.MessageState",
+        "PropagationStateEnum": "jobs.choices.ScheduleState",
+        "PropagationRunStateEnum": "jobs.choices.RunState",
     },
 }
 
