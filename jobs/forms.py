@@ -176,9 +176,7 @@ class TraceForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         from core.exceptions import DomainError
-        from queues.models import Message
-        from rules.lang import MessageError, message_from_queue
-        from rules.selectors import message_for_test
+        from jobs.selectors import trace_message
 
         data = super().clean()
         if self.has_error("msgid") or self.has_error("queue"):
@@ -188,22 +186,15 @@ class TraceForm(forms.Form):
             self.add_error("msgid", "Give a pasted message or a message id, not both.")
         elif not text and msgid is None:
             self.add_error("message", "Paste a message, or give the id of a queued message.")
-        elif text:
-            try:
-                data["rules_message"] = message_for_test(text)
-            except DomainError as exc:
-                self.add_error("message", exc.message)
         else:
-            msg = Message.objects.select_related("queue").filter(pk=msgid).first()
-            if msg is None:
-                self.add_error("msgid", f"No queued message has id {msgid}.")
-                return data
             try:
-                data["rules_message"] = message_from_queue(msg.kind, msg.type_name, msg.payload)
-            except MessageError as exc:
-                self.add_error("msgid", f"Message {msgid} is not a message rules can read: {exc}")
+                data["rules_message"], holder = trace_message(message=text or None, msgid=msgid)
+            except DomainError as exc:
+                # message_for_test names message.<field>; the form has one message box.
+                self.add_error("msgid" if exc.field == "msgid" else "message", exc.message)
+                return data
             if data.get("queue") is None:
-                data["queue"] = msg.queue
+                data["queue"] = holder
         if data.get("queue") is None and "rules_message" in data:
             self.add_error("queue", "Choose the queue the message starts from.")
         return data

@@ -304,7 +304,10 @@ class Run:
                 )
                 continue
             out.append(nm)
-            nbytes += len(json.dumps(nm.payload))
+        if out:
+            # One dump of the batch, not one per message: a list's JSON is its items' JSON
+            # joined by ", " inside "[]", so this is exactly the sum of the payloads' lengths.
+            nbytes = len(json.dumps([nm.payload for nm in out])) - 2 * len(out)
         t2 = time.perf_counter()
         refused = self._enqueue(out, [m.id for m in msgs])
         failed.extend(refused)
@@ -379,13 +382,14 @@ class Run:
 def _new_message(m: engine.DequeuedMessage, out: Any, *, unchanged: bool) -> engine.NewMessage:
     """The destination's copy: same properties, the transformed content when a rule changed it.
     The source msgid rides in a header so an exception can name the original."""
-    from rules.lang.pipeline import message_to_json
-
     headers = dict(m.headers or {})
     headers["aq$_source_msgid"] = m.id
     if unchanged:
         kind, type_name, payload = m.kind, m.type_name, m.payload
     else:
+        # Imported here, not per call above: an import statement costs on every message.
+        from rules.lang.pipeline import message_to_json
+
         j = message_to_json(out)
         k = str(j.get("kind", "user")).upper() if isinstance(j, dict) else "USER"
         if k == "USER":

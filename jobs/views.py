@@ -252,6 +252,8 @@ def maintenance_set(request: HttpRequest) -> HttpResponse:
 
 # --- topology graph and "trace a message" --------------------------------------------------------
 
+TRACE_MAX_HOPS = 16  # a trace stops this deep (and says so); cycles stop it earlier
+
 
 def topology(request: HttpRequest) -> HttpResponse:
     """Queues and propagations as a graph (Cytoscape.js). The page carries its data; the graph
@@ -298,7 +300,9 @@ def trace(request: HttpRequest) -> HttpResponse:
     if asked and form.is_valid():
         message = form.cleaned_data["rules_message"]
         try:
-            result = selectors.trace(queue=form.cleaned_data["queue"], message=message)
+            result = selectors.trace(
+                queue=form.cleaned_data["queue"], message=message, max_hops=TRACE_MAX_HOPS
+            )
         except DomainError as exc:
             form.add_error(None, exc.message)
         else:
@@ -316,7 +320,7 @@ def trace(request: HttpRequest) -> HttpResponse:
             "form": form,
             "result": result,
             "message_json": message_json,
-            "max_hops": 16,
+            "max_hops": TRACE_MAX_HOPS,
             "title": "Trace a message",
         },
         status=400 if form.errors else 200,
