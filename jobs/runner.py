@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 # Advisory-lock namespace (the two-int key form, a keyspace apart from the engine's bigint locks).
 LOCK_NS = 0x4150  # "AP"
+LOCK_WAIT_S = 5.0
 
 
 def config() -> dict[str, Any]:
@@ -424,11 +425,16 @@ def execute(
         if row is None:
             return "gone"
         prop_id = row[0]
-        if not conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_NS, prop_id)).fetchone()[
-            0
-        ]:
+        # The previous run (or the reaper checking it) may hold the lock for a moment after its
+        # finish commits: wait a little before calling the propagation busy.
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while not conn.execute(
+            "SELECT pg_try_advisory_lock(%s, %s)", (LOCK_NS, prop_id)
+        ).fetchone()[0]:
             conn.commit()
-            return "another run of this propagation is alive"
+            if time.monotonic() >= deadline:
+                return "another run of this propagation is alive"
+            time.sleep(0.1)
         conn.commit()
         # Lock first, claim second: the reaper never sees a RUNNING run without its lock.
         claimed = conn.execute(
