@@ -43,7 +43,7 @@ _FINISH_SQL = """
 WITH r AS (
     UPDATE jobs_propagationrun SET state = %(state)s, end_reason = %(reason)s, error = %(error)s,
            ended_at = now(), waiting = false, folded = true
-    WHERE id = %(run)s AND state IN ('QUEUED', 'RUNNING')
+    WHERE id = %(run)s AND state = ANY(%(from_states)s)
     RETURNING id, propagation_id, propagated, bytes, discarded, exceptions, dequeue_time,
               rule_time, enqueue_time, started_at, folded
 )
@@ -69,7 +69,7 @@ UPDATE jobs_propagationschedule s SET
                    ELSE s.enabled END,
     next_run_at = CASE
         WHEN %(failed)s THEN now() + make_interval(
-            secs => least(%(low)s * power(2, s.failures), %(high)s))
+            secs => least(%(low)s * power(2, least(s.failures, 60)), %(high)s))
         ELSE now() END
 FROM r
 WHERE s.propagation_id = r.propagation_id AND (s.run_id = r.id OR s.run_id IS NULL)
@@ -78,9 +78,17 @@ RETURNING s.failures, s.enabled
 
 
 def finish_run(
-    conn: psycopg.Connection, run_id: int, *, state: str, reason: str = "", error: str = ""
+    conn: psycopg.Connection,
+    run_id: int,
+    *,
+    state: str,
+    reason: str = "",
+    error: str = "",
+    from_states: tuple[str, ...] = (RunState.QUEUED, RunState.RUNNING),
 ) -> tuple[int, bool] | None:
-    """End a QUEUED or RUNNING run and fold its counters into the schedule's totals (once).
+    """End a run that is in one of ``from_states`` and fold its counters into the schedule's
+    totals (once). The reaper narrows ``from_states`` to what it saw: a QUEUED run it calls LOST
+    may have been claimed by its worker a moment ago, and must then be left alone.
 
     A FAILED run counts a consecutive failure: the schedule backs off exponentially and disables
     itself at ``max_failures``. A SUCCEEDED run resets the count. Returns (failures, enabled) of
@@ -92,6 +100,7 @@ def finish_run(
         {
             "run": run_id,
             "state": state,
+            "from_states": [str(x) for x in from_states],
             "reason": reason,
             "error": error[:10_000],
             "failed": state == RunState.FAILED,
@@ -103,8 +112,8 @@ def finish_run(
         # The schedule may be gone (unscheduled); still end the run itself.
         conn.execute(
             "UPDATE jobs_propagationrun SET state = %s, end_reason = %s, error = %s, "
-            "ended_at = now(), waiting = false WHERE id = %s AND state IN ('QUEUED', 'RUNNING')",
-            (state, reason, error[:10_000], run_id),
+            "ended_at = now(), waiting = false WHERE id = %s AND state = ANY(%s)",
+            (state, reason, error[:10_000], run_id, [str(x) for x in from_states]),
         )
         return None
     return row[0], row[1]
@@ -143,6 +152,27 @@ class Topology:
     negative: Any = None
     transforms: dict[str, Any] = field(default_factory=dict)
     stamps: tuple = ()
+    # The rule sets as one SQL boolean when they transform nothing and compile to SQL: then a
+    # batch is one statement (engine.transfer) with no message passing through Python.
+    keep_sql: tuple[str, dict[str, Any]] | None = None
+
+
+def _keep_sql(pos: Any, neg: Any, transforms: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """Table 5-1 in SQL: no negative rule TRUE, and a positive rule TRUE (or no positive set)."""
+    from rules.selectors import rule_set_sql
+
+    if transforms:
+        return None
+    parts, params = [], {}
+    for rule_set, prefix, negate in ((neg, "kn", True), (pos, "kp", False)):
+        if rule_set is None:
+            continue
+        compiled = rule_set_sql(rule_set, prefix=prefix)
+        if compiled is None:
+            return None
+        parts.append(f"NOT ({compiled[0]})" if negate else f"({compiled[0]})")
+        params.update(compiled[1])
+    return (" AND ".join(parts) or "TRUE"), params
 
 
 def load_topology(conn: psycopg.Connection, propagation_id: int) -> Topology:
@@ -153,6 +183,7 @@ def load_topology(conn: psycopg.Connection, propagation_id: int) -> Topology:
         "subscriber", "positive_rule_set", "negative_rule_set"
     ).get(pk=propagation_id)
     pos, neg = p.positive_rule_set, p.negative_rule_set
+    transforms = rule_set_transformations(pos) if pos is not None else {}
     return Topology(
         propagation_id=p.pk,
         name=p.name,
@@ -162,8 +193,9 @@ def load_topology(conn: psycopg.Connection, propagation_id: int) -> Topology:
         destination=engine.queue_info(conn, p.destination_queue_id),
         positive=rule_set_spec(pos) if pos is not None else None,
         negative=rule_set_spec(neg) if neg is not None else None,
-        transforms=rule_set_transformations(pos) if pos is not None else {},
+        transforms=transforms,
         stamps=_stamps(p),
+        keep_sql=_keep_sql(pos, neg, transforms),
     )
 
 
@@ -197,10 +229,13 @@ WITH hb AS (
            dequeue_time = %(dequeue_time)s, rule_time = %(rule_time)s,
            enqueue_time = %(enqueue_time)s
     WHERE id = %(run)s AND state = 'RUNNING'
-    RETURNING propagation_id
+    RETURNING id, propagation_id
 )
-SELECT s.id IS NOT NULL, coalesce(s.enabled, false), p.enabled, s.window_end, s.latency,
-       (SELECT count(*) FROM jobs_propagationrun q WHERE q.state = 'QUEUED'), now()
+-- A schedule that no longer names this run was unscheduled (and maybe scheduled again, with a
+-- run of its own waiting for this one's lock): this run is dropped.
+SELECT coalesce(s.run_id = hb.id, false), coalesce(s.enabled, false), p.enabled, s.window_end,
+       s.latency, (SELECT count(*) FROM jobs_propagationrun q WHERE q.state = 'QUEUED'), now(),
+       s.window_start
 FROM hb JOIN jobs_propagation p ON p.id = hb.propagation_id
 LEFT JOIN jobs_propagationschedule s ON s.propagation_id = p.id
 """
@@ -233,13 +268,16 @@ class Run:
         self.conn.commit()
         if row is None:
             return BeatStatus(RunEnd.DROPPED, None, 3.0, 0)
-        has_schedule, sched_on, prop_on, window_end, latency, others, now = row
+        has_schedule, sched_on, prop_on, window_end, latency, others, now, window_start = row
         stop = None
         if not has_schedule:
             stop = RunEnd.DROPPED
         elif not (sched_on and prop_on):
             stop = RunEnd.DISABLED
-        elif window_end is not None and now >= window_end:
+        elif (window_end is not None and now >= window_end) or (
+            window_start is not None and now < window_start
+        ):
+            # An alter may move the window away from now (later start, shorter duration).
             stop = RunEnd.WINDOW_END
         stamps = _current_stamps(self.propagation_id)
         if stamps is None:
@@ -255,6 +293,8 @@ class Run:
         """Move up to BATCH messages; returns how many were taken from the source."""
         for attempt in range(self.cfg["DEADLOCK_RETRIES"] + 1):
             try:
+                if self.topo.keep_sql is not None and self._fits_in_sql():
+                    return self._batch_sql()
                 return self._batch()
             except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure):
                 # Two propagations of one source finish the same messages' counters; a deadlock
@@ -264,6 +304,63 @@ class Run:
                     raise
                 time.sleep(0.01 * (attempt + 1))
         return 0
+
+    def _fits_in_sql(self) -> bool:
+        """A destination subscriber's rule may refuse a message one by one: Python path."""
+        return not (
+            self.topo.destination.multiple_consumers
+            and engine.subscriber_rules(self.conn, self.topo.destination)
+        )
+
+    def _batch_sql(self) -> int:
+        t, c = self.topo, self.c
+        assert t.keep_sql is not None
+        t0 = time.perf_counter()
+        r = engine.transfer(
+            self.conn,
+            t.source,
+            t.subscriber_id,
+            t.destination,
+            batch=self.cfg["BATCH"],
+            keep_sql=t.keep_sql[0],
+            keep_params=t.keep_sql[1],
+            user=t.name,
+        )
+        if not r.taken:
+            self.conn.rollback()
+            return 0
+        c.batches += 1
+        c.messages += r.taken
+        c.propagated += r.moved
+        c.bytes += r.bytes
+        c.discarded += r.taken - r.moved
+        # Rules and enqueue run inside the one statement: its time counts as dequeue time.
+        c.dequeue_time += time.perf_counter() - t0
+        self._commit_counters()
+        return r.taken
+
+    def _commit_counters(self) -> None:
+        """The counters land with the messages, so they are exact whatever happens next."""
+        conn, c = self.conn, self.c
+        conn.execute(
+            """
+            UPDATE jobs_propagationrun SET batches = %(batches)s, messages = %(messages)s,
+                   propagated = %(propagated)s, bytes = %(bytes)s, discarded = %(discarded)s,
+                   exceptions = %(exceptions)s, dequeue_time = %(dequeue_time)s,
+                   rule_time = %(rule_time)s, enqueue_time = %(enqueue_time)s,
+                   heartbeat_at = now(), waiting = false
+            WHERE id = %(run)s
+            """,
+            {"run": self.run_id, **c.as_params()},
+        )
+        if c.batches == 1:
+            # A batch that commits is a success: the consecutive-failure count starts again.
+            conn.execute(
+                "UPDATE jobs_propagationschedule SET failures = 0 "
+                "WHERE propagation_id = %s AND failures > 0",
+                (self.propagation_id,),
+            )
+        conn.commit()
 
     def _batch(self) -> int:
         from rules.lang import MessageError, message_from_queue
@@ -330,26 +427,7 @@ class Run:
         c.dequeue_time += t1 - t0
         c.rule_time += t2 - t1
         c.enqueue_time += t3 - t2
-        # The counters land with the messages, so they are exact whatever happens next.
-        conn.execute(
-            """
-            UPDATE jobs_propagationrun SET batches = %(batches)s, messages = %(messages)s,
-                   propagated = %(propagated)s, bytes = %(bytes)s, discarded = %(discarded)s,
-                   exceptions = %(exceptions)s, dequeue_time = %(dequeue_time)s,
-                   rule_time = %(rule_time)s, enqueue_time = %(enqueue_time)s,
-                   heartbeat_at = now(), waiting = false
-            WHERE id = %(run)s
-            """,
-            {"run": self.run_id, **c.as_params()},
-        )
-        if c.batches == 1:
-            # A batch that commits is a success: the consecutive-failure count starts again.
-            conn.execute(
-                "UPDATE jobs_propagationschedule SET failures = 0 "
-                "WHERE propagation_id = %s AND failures > 0",
-                (self.propagation_id,),
-            )
-        conn.commit()
+        self._commit_counters()
         return len(msgs)
 
     def _enqueue(self, out: list[engine.NewMessage], _ids: list[int]) -> list[tuple[int, str]]:
@@ -486,6 +564,9 @@ def _loop(conn: psycopg.Connection, run_id: int, prop_id: int, conninfo: str) ->
                     break
             if run.batch():
                 idle_since = None
+                # A busy run yields too, or more propagations than pool threads never take turns.
+                if time.monotonic() - started >= cfg["SLICE_S"]:
+                    return RunEnd.SLICE
                 continue
             if now - started >= cfg["SLICE_S"]:
                 return RunEnd.SLICE

@@ -270,3 +270,31 @@ def rule_transformation_summary(rule: Rule) -> dict[str, Any]:
         "declarative": rule_transformations(rule),
         "custom": custom,
     }
+
+
+def rule_set_sql(rule_set: RuleSet, *, prefix: str) -> tuple[str, dict[str, Any]] | None:
+    """The rule set as one SQL boolean over ``aq_message m`` that is TRUE when any enabled rule is
+    TRUE (never NULL; FALSE for an empty set), for clients that decide in PostgreSQL. None when
+    a rule cannot be compiled to SQL; the caller then decides in Python."""
+    from rules.lang import ConditionError, parse
+    from rules.lang.compile_sql import compile_sql
+
+    members = rule_set.members.filter(enabled=True).select_related(
+        "rule", "rule__evaluation_context"
+    )
+    parts: list[str] = []
+    params: dict[str, Any] = {}
+    for i, m in enumerate(members):
+        ctx = m.rule.evaluation_context or rule_set.evaluation_context
+        try:
+            expr = compile_sql(
+                parse(m.rule.condition),
+                alias="m",
+                variables=ctx.variable_kinds() if ctx is not None else None,
+                param_prefix=f"{prefix}{i}_",
+            )
+        except (ConditionError, ValueError, NotImplementedError):
+            return None
+        parts.append(f"(({expr.sql}) IS TRUE)")
+        params.update(expr.params)
+    return (" OR ".join(parts) if parts else "FALSE"), params
