@@ -12,6 +12,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from console.bench.propagation import sizes_for as propagation_sizes
 from console.bench.queues import FULL_SIZES, PAYLOAD_JSON, sizes_for
 from queues.models import QueueTable
 
@@ -79,7 +80,7 @@ def test_full_scale_sizes_are_the_workloads() -> None:
     }
 
 
-@pytest.mark.parametrize("suite, issue", [("propagation", "issue 4"), ("gateway", "issue 6")])
+@pytest.mark.parametrize("suite, issue", [("gateway", "issue 6")])
 def test_a_suite_not_built_yet_names_the_issue_that_builds_it(suite: str, issue: str) -> None:
     with pytest.raises(CommandError, match=issue):
         call_command("bench", suite, "--json")
@@ -98,3 +99,44 @@ def test_the_rules_suite_prints_every_python_key_from_real_evaluations(capsys) -
     # Half of the row LCRs are for the rule's table, so exactly half evaluate TRUE.
     assert result["eval_simple_true"] == result["n"] // 2
     assert 0 < result["ruleset_50_performed"] < result["n"]
+
+
+@LIVE
+def test_the_propagation_suite_moves_every_message_through_a_real_worker_and_cleans_up() -> None:
+    from jobs.models import Propagation, Worker
+    from rules.models import RuleSet
+
+    result, progress = run_bench("propagation", "--json", "--scale", str(SCALE))
+
+    sizes = propagation_sizes(SCALE)
+    n = sizes["celery_window"]
+    assert result["celery_window_n"] == n
+    assert result["celery_window"] > 0
+    # The rule passes exactly half, to each destination, once (the suite checks ids too).
+    assert result["celery_window_delivered_d1"] == result["celery_window_delivered_d2"] == n // 2
+    assert result["celery_window_runs"] >= 2
+    assert result["latency_n"] == sizes["latency"]
+    assert 0 < result["latency_p50_ms"] <= result["latency_p99_ms"] <= result["latency_max_ms"]
+    assert "spark_bulk" in result["pending"]
+    assert "celery_window" in progress
+    prefix = result["prefix"]
+    assert not QueueTable.objects.filter(name__startswith=prefix).exists()
+    assert not Propagation.objects.filter(name__startswith=prefix).exists()
+    assert not RuleSet.objects.filter(name__startswith=prefix).exists()
+    assert not Worker.objects.filter(hostname__startswith=prefix.lower()).exists()
+
+
+def test_the_propagation_sizes_are_the_workloads_and_stay_even() -> None:
+    assert propagation_sizes(1.0) == {"celery_window": 100_000, "latency": 200}
+    assert propagation_sizes(0.002) == {"celery_window": 200, "latency": 5}
+    assert propagation_sizes(0.00001)["celery_window"] % 2 == 0
+
+
+@pytest.mark.django_db
+def test_the_propagation_suite_refuses_to_run_in_maintenance_mode_with_a_clear_error() -> None:
+    from jobs.services import maintenance_set
+
+    maintenance_set(user=None, restricted=True, reason="upgrade")
+
+    with pytest.raises(CommandError, match="Maintenance mode is on"):
+        call_command("bench", "propagation", "--json", "--scale", str(SCALE), stderr=StringIO())

@@ -14,6 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from console.bench import PENDING, SUITES, suite_runner
+from console.bench.queues import BenchError
 
 
 class Command(BaseCommand):
@@ -50,9 +51,13 @@ class Command(BaseCommand):
         # Keep stdout for the result alone when it is machine-read.
         out = self.stderr if as_json else self.stdout
 
-        result = suite_runner(suite)(
-            scale=scale, baseline=options["baseline"], log=lambda line: out.write(line)
-        )
+        try:
+            result = suite_runner(suite)(
+                scale=scale, baseline=options["baseline"], log=lambda line: out.write(line)
+            )
+        except BenchError as exc:
+            # A workload that did not do what it claims gives no figure, and a clear reason.
+            raise CommandError(f"The {suite} benchmark failed: {exc}") from exc
 
         if as_json:
             self.stdout.write(json.dumps(result))
