@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import psycopg
@@ -180,7 +180,7 @@ def load_topology(conn: psycopg.Connection, propagation_id: int) -> Topology:
     from rules.selectors import rule_set_spec, rule_set_transformations
 
     p = Propagation.objects.select_related(
-        "subscriber", "positive_rule_set", "negative_rule_set"
+        "subscriber", "positive_rule_set", "negative_rule_set", "source_queue", "destination_queue"
     ).get(pk=propagation_id)
     pos, neg = p.positive_rule_set, p.negative_rule_set
     transforms = rule_set_transformations(pos) if pos is not None else {}
@@ -207,6 +207,9 @@ def _stamps(p: Any) -> tuple:
         p.negative_rule_set.updated if p.negative_rule_set_id else None,
         p.destination_queue_id,
         p.updated,
+        # A stopped source or destination, or a changed one, is seen at the next heartbeat.
+        p.source_queue.updated,
+        p.destination_queue.updated,
     )
 
 
@@ -214,7 +217,9 @@ def _current_stamps(propagation_id: int) -> tuple | None:
     from jobs.models import Propagation
 
     p = (
-        Propagation.objects.select_related("positive_rule_set", "negative_rule_set")
+        Propagation.objects.select_related(
+            "positive_rule_set", "negative_rule_set", "source_queue", "destination_queue"
+        )
         .filter(pk=propagation_id)
         .first()
     )
@@ -292,6 +297,7 @@ class Run:
     def batch(self) -> int:
         """Move up to BATCH messages; returns how many were taken from the source."""
         for attempt in range(self.cfg["DEADLOCK_RETRIES"] + 1):
+            before = replace(self.c)
             try:
                 if self.topo.keep_sql is not None and self._fits_in_sql():
                     return self._batch_sql()
@@ -300,6 +306,7 @@ class Run:
                 # Two propagations of one source finish the same messages' counters; a deadlock
                 # between them is a retry, not a failure of the schedule.
                 self.conn.rollback()
+                self.c = before  # the rolled-back batch's counters must not count twice
                 if attempt == self.cfg["DEADLOCK_RETRIES"]:
                     raise
                 time.sleep(0.01 * (attempt + 1))

@@ -76,16 +76,24 @@ def propagation_list() -> QuerySet[Propagation]:
         subscriber_id=OuterRef("subscriber_id"),
         message__state__in=[MessageState.READY, MessageState.WAITING],
     ).order_by()
-    recent = PropagationRun.objects.filter(
-        propagation=OuterRef("pk"),
-        started_at__isnull=False,
-        heartbeat_at__gte=now - timedelta(seconds=RATE_WINDOW_S),
+    # The latest started run, counted if seen in the last minute. Filtering on the heartbeat in
+    # the WHERE would walk the whole history of a propagation with no recent run; the runs of a
+    # propagation never overlap, so the latest started is also the latest seen.
+    latest = PropagationRun.objects.filter(
+        propagation=OuterRef("pk"), started_at__isnull=False
     ).order_by("-id")
     elapsed = Greatest(
         Extract(Coalesce("ended_at", "heartbeat_at") - F("started_at"), "epoch"), Value(1.0)
     )
-    rate = recent.annotate(
-        r=ExpressionWrapper(F("propagated") / elapsed, output_field=FloatField())
+    rate = latest.annotate(
+        r=Case(
+            When(
+                heartbeat_at__gte=now - timedelta(seconds=RATE_WINDOW_S),
+                then=ExpressionWrapper(F("propagated") / elapsed, output_field=FloatField()),
+            ),
+            default=Value(0.0),
+            output_field=FloatField(),
+        )
     ).values("r")[:1]
     return Propagation.objects.select_related(
         "source_queue",

@@ -33,6 +33,7 @@ User = AbstractBaseUser | AnonymousUser | None
 
 PROPAGATION_EDITABLE = ("positive_rule_set", "negative_rule_set", "comment")
 MAX_SPAN_S = 10 * 366 * 86400
+PG_INT_MAX = 2_147_483_647
 SCHEDULE_EDITABLE = ("start_time", "duration", "next_time", "latency", "max_failures")
 
 
@@ -262,6 +263,8 @@ def _schedule_values(
         raise DomainError("The latency must be at most ten years.", field="latency")
     if max_failures is not None and max_failures < 1:
         raise DomainError("Max failures must be at least 1.", field="max_failures")
+    if max_failures is not None and max_failures > PG_INT_MAX:
+        raise DomainError(f"Max failures must be at most {PG_INT_MAX}.", field="max_failures")
     return {
         "start_time": start_time or timezone.now(),
         "duration": duration,
@@ -271,10 +274,18 @@ def _schedule_values(
     }
 
 
-def _place_window(s: PropagationSchedule, now: datetime | None = None) -> None:
+def _place_window(
+    s: PropagationSchedule, now: datetime | None = None, *, after_last: bool = False
+) -> None:
     now = now or timezone.now()
+    # ``after_last`` (the dispatcher): continue the chain from the window placed last, which is a
+    # window of the current parameters (every alter places again from start_time). One step, and
+    # a cron window that outlasts the cron step is followed by the next one, never merged.
+    origin = s.start_time
+    if after_last and s.window_start is not None and s.window_start >= s.start_time:
+        origin = s.window_start
     s.window_start, s.window_end = window_at(
-        start_time=s.start_time, duration=s.duration, next_time=s.next_time, now=now
+        start_time=origin, duration=s.duration, next_time=s.next_time, now=now
     )
     s.next_run_at = max(s.window_start, now)
 
@@ -459,7 +470,7 @@ def propagation_dispatch(
         )
         for s in due:
             if s.window_end is None or s.window_end <= now or s.window_start > now:
-                _place_window(s, now)
+                _place_window(s, now, after_last=True)
             if s.window_start > now:
                 s.save(update_fields=["window_start", "window_end", "next_run_at", "updated"])
                 continue
@@ -495,6 +506,7 @@ def propagation_reap(*, now: datetime | None = None) -> dict[str, int]:
                 conn,
                 run.pk,
                 state=RunState.FAILED,
+                from_states=(RunState.RUNNING,),
                 error=(
                     f"Worker {where} died: its database session (backend {run.session_id}) "
                     "ended while the run was RUNNING. The open batch was rolled back; no message "
@@ -505,10 +517,12 @@ def propagation_reap(*, now: datetime | None = None) -> dict[str, int]:
     stale = now - timedelta(seconds=cfg["QUEUED_TIMEOUT_S"])
     for run in PropagationRun.objects.filter(state=RunState.QUEUED, queued_at__lt=stale).only("pk"):
         with transaction.atomic():
+            # Only if still QUEUED: its task may have claimed it since the query above.
             runner.finish_run(
                 conn,
                 run.pk,
                 state=RunState.LOST,
+                from_states=(RunState.QUEUED,),
                 error="Its task did not start within "
                 f"{cfg['QUEUED_TIMEOUT_S']:.0f} s (worker busy or message lost); dispatched again.",
             )

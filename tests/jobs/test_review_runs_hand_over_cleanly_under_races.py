@@ -50,7 +50,7 @@ class Background(threading.Thread):
     def run(self) -> None:
         try:
             self.result = self.fn()
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
+        except BaseException as exc:  # reported by the test
             self.error = exc
         finally:
             connection.close()
@@ -179,3 +179,64 @@ def test_a_failure_streak_past_a_thousand_still_backs_off(admin_user, mc_table, 
     s = PropagationSchedule.objects.get(propagation=p)
     assert s.failures == 1101 and s.enabled and s.run_id is None
     assert s.next_run_at <= timezone.now() + timezone.timedelta(seconds=1)  # BACKOFF_MAX_S 0.05
+
+
+def test_stopping_dequeue_on_the_source_stops_a_running_propagation(
+    admin_user, mc_table, make_queue, long_slice
+):
+    src, dst = make_queue("SRC", mc_table), make_queue("DST", mc_table)
+    # A destination subscriber with a rule: the batch takes the message-by-message path.
+    qs.subscriber_add(user=admin_user, queue=dst, name="ALL", rule=":msg.n >= 0")
+    p = services.propagation_create(
+        user=admin_user, name="P", source_queue=src, destination_queue=dst
+    )
+    (run_id,) = services.propagation_dispatch(send=False)
+    bg = _execute_in_background(run_id)
+    qs.queue_stop(user=admin_user, queue=src, enqueue=False, dequeue=True)
+    time.sleep(0.5)  # several heartbeats: the run has looked at its topology since
+    enqueue(src, [{"n": 1}])
+    bg.join(10)
+    assert payloads_at(dst) == []
+    assert bg.result is not None and bg.result.startswith("FAILED"), bg.result
+    assert "Dequeue is disabled" in PropagationRun.objects.get(pk=run_id).error
+    assert PropagationSchedule.objects.get(propagation=p).failures == 1
+
+
+def test_a_batch_retried_after_a_deadlock_counts_its_messages_once(prop, long_slice):
+    (run_id,) = services.propagation_dispatch(send=False)
+    bg = _execute_in_background(run_id)
+    other = psycopg.connect(qs.conninfo())
+    watcher = psycopg.connect(qs.conninfo(), autocommit=True)
+
+    def waiting() -> int:
+        return watcher.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+            "AND datname = current_database()"
+        ).fetchone()[0]
+
+    try:
+        # The first batch of a run clears the schedule's failures, so it writes the schedule
+        # row. Another session holds that row; the batch takes the message and waits for the
+        # row; the other session then waits for the message: a deadlock, and the batch (waiting
+        # longest) is the one PostgreSQL cancels and the run retries.
+        PropagationSchedule.objects.filter(propagation=prop).update(failures=1)
+        other.execute(
+            "SELECT 1 FROM jobs_propagationschedule WHERE propagation_id = %s FOR UPDATE",
+            (prop.pk,),
+        )
+        enqueue(prop.source_queue, [{"n": 1}])
+        _until(lambda: waiting() > 0)
+        other.execute(
+            "SELECT 1 FROM aq_message_consumer WHERE subscriber_id = %s FOR UPDATE",
+            (prop.subscriber_id,),
+        )
+        other.commit()
+        _until(lambda: payloads_at(prop.destination_queue) == [{"n": 1}])
+        time.sleep(0.3)  # a few heartbeats: the counters are written
+        run = PropagationRun.objects.get(pk=run_id)
+        assert (run.messages, run.propagated, run.batches) == (1, 1, 1)
+    finally:
+        other.close()
+        watcher.close()
+        services.schedule_disable(user=None, propagation=prop)
+        bg.join(10)
