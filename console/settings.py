@@ -195,6 +195,8 @@ AQ_PROPAGATION = {
     "BACKOFF_MAX_S": _env_float("AQ_PROPAGATION_BACKOFF_MAX_S", 1800),
     "MAX_FAILURES": int(os.environ.get("AQ_PROPAGATION_MAX_FAILURES", "16")),
     "DEADLOCK_RETRIES": 5,
+    # Finished runs are history; the reaper deletes those older than this.
+    "RUN_RETENTION_DAYS": _env_float("AQ_PROPAGATION_RUN_RETENTION_DAYS", 7),
 }
 AQ_WORKER_HEARTBEAT_S = _env_float("AQ_WORKER_HEARTBEAT_S", 5)
 AQ_DISPATCH_INTERVAL_S = _env_float("AQ_DISPATCH_INTERVAL_S", 1)

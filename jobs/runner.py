@@ -505,10 +505,12 @@ def execute(
     conn = psycopg.connect(conninfo)
     try:
         row = conn.execute(
-            "SELECT propagation_id FROM jobs_propagationrun WHERE id = %s", (run_id,)
+            "SELECT propagation_id, state FROM jobs_propagationrun WHERE id = %s", (run_id,)
         ).fetchone()
         if row is None:
             return "gone"
+        if row[1] != RunState.QUEUED:
+            return "claimed by another"  # a duplicate task: don't even wait for the lock
         prop_id = row[0]
         # The previous run (or the reaper checking it) may hold the lock for a moment after its
         # finish commits: wait a little before calling the propagation busy.

@@ -195,11 +195,27 @@ def propagation_update(*, user: User, propagation: Propagation, **changes: Any) 
     return prop
 
 
-@transaction.atomic
 def propagation_delete(*, user: User, propagation: Propagation) -> None:
     """DBMS_PROPAGATION_ADM.DROP_PROPAGATION: the schedule, the run history and the subscriber
     go (the source stops keeping messages for it). A running window stops at its next batch."""
+    from django.db import OperationalError
+    from psycopg import errors as pg_errors
+
     _require(user, Capability.CONFIGURE)
+    try:
+        _propagation_delete(user, propagation)
+    except OperationalError as exc:
+        # A live batch locks the subscriber's rows in the other order; nothing was dropped.
+        if isinstance(exc.__cause__, pg_errors.DeadlockDetected):
+            raise Conflict(
+                f"Propagation {propagation.name} was moving a batch; nothing was dropped. "
+                "Try again (or disable its schedule first)."
+            ) from exc
+        raise
+
+
+@transaction.atomic
+def _propagation_delete(user: User, propagation: Propagation) -> None:
     prop = Propagation.objects.select_for_update().get(pk=propagation.pk)
     before = object_snapshot(prop)
     sub = prop.subscriber
@@ -479,13 +495,16 @@ def propagation_dispatch(
             s.save(update_fields=["window_start", "window_end", "run", "updated"])
             created.append(run.pk)
         for run_id in created if send else ():
-            transaction.on_commit(lambda r=run_id: propagation_run.delay(r))
+            # robust: one failed send must not keep the others from going out (the reaper
+            # retires a run whose task never arrives).
+            transaction.on_commit(lambda r=run_id: propagation_run.delay(r), robust=True)
     return created
 
 
 def propagation_reap(*, now: datetime | None = None) -> dict[str, int]:
     """Fail RUNNING runs whose worker died (their session's advisory lock is free), give up on
-    QUEUED runs whose task never started, and mark silent workers stopped."""
+    QUEUED runs whose task never started, mark silent workers stopped, and delete finished runs
+    older than RUN_RETENTION_DAYS."""
     from django.db import connection
 
     now = now or timezone.now()
@@ -533,8 +552,17 @@ def propagation_reap(*, now: datetime | None = None) -> dict[str, int]:
     gone = Worker.objects.filter(last_seen__lt=silent, stopped_at__isnull=True).update(
         stopped_at=now
     )
+    # History retention, a bounded slice per pass so the reaper stays quick.
+    old = now - timedelta(days=cfg.get("RUN_RETENTION_DAYS", 7))
+    expired = list(
+        PropagationRun.objects.filter(ended_at__lt=old)
+        .exclude(state__in=[RunState.QUEUED, RunState.RUNNING])
+        .order_by("id")
+        .values_list("pk", flat=True)[:10_000]
+    )
+    purged, _ = PropagationRun.objects.filter(pk__in=expired).delete()
     connection.close_if_unusable_or_obsolete()
-    return {"died": died, "lost": lost, "workers_gone": gone}
+    return {"died": died, "lost": lost, "workers_gone": gone, "runs_purged": purged}
 
 
 def worker_heartbeat(

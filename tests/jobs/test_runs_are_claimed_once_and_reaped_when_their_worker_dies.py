@@ -116,3 +116,20 @@ def test_a_running_run_finishes_its_slice_in_maintenance_mode(prop, operator_use
     assert runner.execute(run_id, conninfo=qs.conninfo()).startswith("SUCCEEDED")
     assert payloads_at(prop.destination_queue) == [{"n": 1}]
     assert services.propagation_dispatch(send=False) == []
+
+
+def test_the_reaper_deletes_old_finished_runs_only(prop):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    enqueue(prop.source_queue, [{"n": 1}])
+    (run_id,) = services.propagation_dispatch(send=False)
+    assert runner.execute(run_id, conninfo=qs.conninfo()).startswith("SUCCEEDED")
+    (live,) = services.propagation_dispatch(send=False)  # the next run, QUEUED
+    long_ago = timezone.now() - timedelta(days=30)
+    PropagationRun.objects.filter(pk=run_id).update(ended_at=long_ago)
+    assert services.propagation_reap()["runs_purged"] == 1
+    assert list(PropagationRun.objects.values_list("pk", flat=True)) == [live]
+    # The schedule's totals keep what the deleted run moved.
+    assert PropagationSchedule.objects.get(propagation=prop).total_number == 1
