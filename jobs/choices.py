@@ -49,3 +49,4 @@ class RunEnd(models.TextChoices):
     YIELDED = "yielded", "Idle; gave its slot to a waiting run"
     DISABLED = "disabled", "Schedule or propagation disabled"
     DROPPED = "dropped", "Propagation or schedule removed"
+    WORKER_STOP = "worker_stop", "Its worker was shutting down"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -31,6 +32,10 @@ log = logging.getLogger(__name__)
 # Advisory-lock namespace (the two-int key form, a keyspace apart from the engine's bigint locks).
 LOCK_NS = 0x4150  # "AP"
 LOCK_WAIT_S = 5.0
+
+# Set when this process's Celery worker starts a warm shutdown (jobs/worker.py): runs end at their
+# next loop instead of holding the shutdown for the rest of their slice.
+SHUTTING_DOWN = threading.Event()
 
 
 def config() -> dict[str, Any]:
@@ -565,6 +570,8 @@ def _loop(conn: psycopg.Connection, run_id: int, prop_id: int, conninfo: str) ->
         listener.listen(run.topo.source.channel)
         status = run.beat(waiting=False)
         while status.stop is None:
+            if SHUTTING_DOWN.is_set():
+                return RunEnd.WORKER_STOP
             now = time.monotonic()
             if now - last_beat >= cfg["HEARTBEAT_S"]:
                 status = run.beat(waiting=idle_since is not None)

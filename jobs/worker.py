@@ -10,11 +10,20 @@ import threading
 from typing import Any
 
 from celery import bootsteps
+from celery.signals import worker_shutting_down
 from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
 log = logging.getLogger(__name__)
+
+
+@worker_shutting_down.connect
+def _end_runs_on_shutdown(**_: Any) -> None:
+    """A warm shutdown waits for running tasks: let propagation runs end at their next loop."""
+    from jobs.runner import SHUTTING_DOWN
+
+    SHUTTING_DOWN.set()
 
 
 class HeartbeatStep(bootsteps.StartStopStep):
