@@ -17,6 +17,7 @@ class ScheduleState(models.TextChoices):
     RUNNING = "running", "Running"
     IDLE = "idle", "Idle"
     STUCK = "stuck", "Stuck"
+    QUEUED = "queued", "Waiting for a worker"
     WAITING = "waiting", "Waiting for window"
     BACKING_OFF = "backing_off", "Backing off"
     DISABLED = "disabled", "Disabled"
@@ -31,6 +32,7 @@ STATE_COLOURS = {
     ScheduleState.RUNNING: "success",
     ScheduleState.IDLE: "info",
     ScheduleState.STUCK: "danger",
+    ScheduleState.QUEUED: "secondary",
     ScheduleState.WAITING: "secondary",
     ScheduleState.BACKING_OFF: "warning",
     ScheduleState.DISABLED: "secondary",

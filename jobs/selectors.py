@@ -53,6 +53,8 @@ def _state_expression(now: Any, restricted: bool) -> Case:
         When(running & Q(schedule__run__heartbeat_at__lt=stuck_before), then=Value("stuck")),
         When(running & Q(schedule__run__waiting=False), then=Value(ScheduleState.RUNNING)),
         When(running, then=Value(ScheduleState.IDLE)),
+        # A run created but not yet taken by a worker (all threads busy, or no worker).
+        When(schedule__run__state=RunState.QUEUED, then=Value(ScheduleState.QUEUED)),
     ]
     if restricted:
         whens.append(When(schedule__run__isnull=True, then=Value(ScheduleState.RESTRICTED)))

@@ -123,3 +123,9 @@ def test_a_window_in_the_future_waits(prop, admin_user):
     )
     assert propagation_get(prop.pk).state == ScheduleState.WAITING
     assert run_now(prop) == []
+
+
+def test_a_dispatched_run_no_worker_took_yet_shows_waiting_for_a_worker(prop):
+    assert propagation_get(prop.pk).state == ScheduleState.IDLE
+    services.propagation_dispatch(send=False)
+    assert propagation_get(prop.pk).state == ScheduleState.QUEUED
