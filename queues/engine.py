@@ -1077,16 +1077,17 @@ def fail_consumer_attempts(conn: psycopg.Connection, consumer_row_ids: Sequence[
     taken = conn.execute(
         """
         WITH d AS (DELETE FROM aq_message_consumer mc WHERE mc.id = ANY(%s)
-                   RETURNING mc.message_id, mc.subscriber_id)
-        SELECT d.message_id, d.subscriber_id FROM d
+                   RETURNING mc.message_id, mc.subscriber_id, mc.attempts)
+        SELECT d.message_id, d.subscriber_id, d.attempts FROM d
         """,
         (over,),
     ).fetchall()
     consumer_exception_copies(
         conn,
-        [mid for mid, _ in taken],
-        [sid for _, sid in taken],
+        [t[0] for t in taken],
+        [t[1] for t in taken],
         [REASON_MAX_RETRIES] * len(taken),
+        attempts=[t[2] for t in taken],
         consumed=False,
     )
 
@@ -1097,6 +1098,7 @@ def consumer_exception_copies(
     subscriber_ids: Sequence[int],
     reasons: Sequence[str],
     *,
+    attempts: Sequence[int] | None = None,
     consumed: bool = True,
 ) -> None:
     """Put one subscriber's copy of each message into the source queue's exception queue, with a
@@ -1109,10 +1111,11 @@ def consumer_exception_copies(
         return
     conn.execute(
         """
-        WITH n AS (SELECT x.message_id, x.subscriber_id, x.reason,
+        WITH n AS (SELECT x.message_id, x.subscriber_id, x.reason, x.attempts,
                           nextval(pg_get_serial_sequence('aq_message', 'id')) AS copy_id
-                   FROM unnest(%(mids)s::bigint[], %(sids)s::bigint[], %(reasons)s::text[])
-                        AS x(message_id, subscriber_id, reason)),
+                   FROM unnest(%(mids)s::bigint[], %(sids)s::bigint[], %(reasons)s::text[],
+                               %(attempts)s::int[])
+                        AS x(message_id, subscriber_id, reason, attempts)),
         copy AS (
             INSERT INTO aq_message (id, queue_id, queue_table_id, state, priority, sort_pri,
                 commit_seq, kind, type_name, correlation, sender, headers, payload, enq_time,
@@ -1120,8 +1123,9 @@ def consumer_exception_copies(
                 exception_reason, replayed)
             SELECT n.copy_id, q.exception_queue_id, m.queue_table_id, 'EXPIRED', m.priority,
                    m.sort_pri, m.commit_seq, m.kind, m.type_name, m.correlation, m.sender,
-                   m.headers, m.payload, m.enq_time, m.enq_user, m.expiration, m.attempts,
-                   1, m.queue_id, n.reason || ' (consumer ' || s.name || ')', false
+                   m.headers, m.payload, m.enq_time, m.enq_user, m.expiration,
+                   coalesce(n.attempts, m.attempts), 1, m.queue_id,
+                   n.reason || ' (consumer ' || s.name || ')', false
             FROM n JOIN aq_message m ON m.id = n.message_id
             JOIN queues_queue q ON q.id = m.queue_id
             JOIN queues_subscriber s ON s.id = n.subscriber_id
@@ -1129,7 +1133,13 @@ def consumer_exception_copies(
         INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
         SELECT n.copy_id, n.subscriber_id, 0 FROM n
         """,
-        {"mids": list(message_ids), "sids": list(subscriber_ids), "reasons": list(reasons)},
+        {
+            "mids": list(message_ids),
+            "sids": list(subscriber_ids),
+            "reasons": list(reasons),
+            # The subscriber's own count of attempts, when the copy goes for too many of them.
+            "attempts": list(attempts) if attempts is not None else [None] * len(message_ids),
+        },
     )
     if consumed:
         return

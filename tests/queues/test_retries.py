@@ -146,8 +146,8 @@ def test_a_subscribers_rolled_back_dequeue_counts_only_for_that_subscriber(admin
     process_failing(queue, admin_user, consumer_name="A")
     # A's copy went to the exception queue; B still gets the message, and then it is done.
     copies = Message.objects.filter(queue=exception_queue(queue))
-    assert [(c.original_queue_id, c.exception_reason) for c in copies] == [
-        (queue.pk, f"{engine.REASON_MAX_RETRIES} (consumer A)")
+    assert [(c.original_queue_id, c.exception_reason, c.attempts) for c in copies] == [
+        (queue.pk, f"{engine.REASON_MAX_RETRIES} (consumer A)", 2)  # A's own attempts
     ]
     assert take(queue, user=admin_user, consumer_name="A") == []
     assert payloads(take(queue, user=admin_user, consumer_name="B")) == ["m"]
