@@ -405,7 +405,7 @@ class Run:
             if not res.perform:
                 discarded += 1
                 continue
-            nm = _new_message(m, res.message_out, unchanged=res.message_out is rm)
+            nm = destination_copy(m, res.message_out, unchanged=res.message_out is rm)
             try:
                 engine.validate_message(t.destination, nm)
             except engine.InvalidMessage as exc:
@@ -470,7 +470,7 @@ class Run:
         return refused
 
 
-def _new_message(m: engine.DequeuedMessage, out: Any, *, unchanged: bool) -> engine.NewMessage:
+def destination_copy(m: engine.DequeuedMessage, out: Any, *, unchanged: bool) -> engine.NewMessage:
     """The destination's copy: same properties, the transformed content when a rule changed it.
     The source msgid rides in a header so an exception can name the original."""
     headers = dict(m.headers or {})

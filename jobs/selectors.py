@@ -315,10 +315,10 @@ def trace(*, queue: Queue, message: Any, max_hops: int = 16) -> dict[str, Any]:
                 continue
             dest = engine.queue_info(raw_connection(), p.destination_queue_id)
             try:
-                from jobs.runner import _new_message
+                from jobs.runner import destination_copy
 
                 engine.validate_message(
-                    dest, _new_message(_as_dequeued(msg), res.message_out, unchanged=False)
+                    dest, destination_copy(_as_dequeued(msg), res.message_out, unchanged=False)
                 )
             except engine.InvalidMessage as exc:
                 hop.update(decision="EXCEPTION", reason=f"{dest.name} would refuse it: {exc}")
