@@ -93,7 +93,7 @@ def test_each_propagation_row_carries_its_schedule_and_current_run(monitor_api, 
         rows = monitor_api.get("/api/propagations/").json()["results"]
 
     assert [(r["backlog"], r["state"], r["run"]["state"]) for r in rows] == [
-        (1, "idle", "QUEUED")
+        (1, "queued", "QUEUED")  # dispatched, no worker took it yet
     ] * 3
     assert all(r["run"]["propagation"] == r["name"] for r in rows)
     # token + user, groups for the role, maintenance mode, count, page: nothing per row.
