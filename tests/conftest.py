@@ -46,3 +46,16 @@ def queue(admin_user, queue_table):
     from queues import services
 
     return services.queue_create(user=admin_user, name="ORDERS", queue_table=queue_table)
+
+
+@pytest.fixture(scope="session")
+def spark_cluster():
+    """A standalone Spark (one Master, one 2-core Worker) on 127.0.0.1, started on first use.
+
+    Session scope: it costs several seconds to start. Applications still running at the end are
+    killed before the JVMs are stopped (tests/spark_cluster.py).
+    """
+    from tests.spark_cluster import LoopbackSparkCluster
+
+    with LoopbackSparkCluster() as cluster:
+        yield cluster
