@@ -200,7 +200,10 @@ AQ_PROPAGATION = {
 }
 AQ_WORKER_HEARTBEAT_S = _env_float("AQ_WORKER_HEARTBEAT_S", 5)
 AQ_DISPATCH_INTERVAL_S = _env_float("AQ_DISPATCH_INTERVAL_S", 1)
-CELERY_TASK_ROUTES = {"jobs.tasks.propagation_run": {"queue": AQ_PROPAGATION["QUEUE"]}}
+CELERY_TASK_ROUTES = {
+    "jobs.tasks.propagation_run": {"queue": AQ_PROPAGATION["QUEUE"]},
+    "jobs.tasks.spark_job_run": {"queue": os.environ.get("AQ_SPARK_QUEUE", "spark")},
+}
 CELERY_BEAT_SCHEDULE = {
     "aq-queue-monitor": {
         "task": "queues.tasks.queue_monitor_run",
@@ -214,9 +217,25 @@ CELERY_BEAT_SCHEDULE = {
         "task": "jobs.tasks.propagation_reap",
         "schedule": 5.0,
     },
+    "aq-spark-job-reap": {
+        "task": "jobs.tasks.spark_job_reap",
+        "schedule": 15.0,
+    },
 }
 
 SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")
+# Spark bulk propagation jobs (jobs/spark_submit.py).
+AQ_SPARK = {
+    "QUEUE": os.environ.get("AQ_SPARK_QUEUE", "spark"),  # Celery queue of the submitting tasks
+    "PART_SIZE": int(os.environ.get("AQ_SPARK_PART_SIZE", "50000")),  # messages per transaction
+    # A standalone master's web UI (its /json/ tells free cores and memory); default host:8080.
+    "MASTER_UI_URL": os.environ.get("SPARK_MASTER_UI_URL", ""),
+    "DRIVER_MEMORY": os.environ.get("AQ_SPARK_DRIVER_MEMORY", "1g"),
+    "TIMEOUT_S": _env_float("AQ_SPARK_TIMEOUT_S", 6 * 3600),
+    "JAVA_HOME": os.environ.get("JAVA_HOME", ""),
+    # A RUNNING job whose task has not written a heartbeat for this long lost its worker.
+    "STALE_S": _env_float("AQ_SPARK_STALE_S", 60),
+}
 
 # Custom rule-based transformations: name → dotted path of a callable ``fn(message) -> message |
 # None``. Rules name a transformation from this registry; nothing else is ever imported, so no code

@@ -52,3 +52,37 @@ class RunEnd(models.TextChoices):
     DISABLED = "disabled", "Schedule or propagation disabled"
     DROPPED = "dropped", "Propagation or schedule removed"
     WORKER_STOP = "worker_stop", "Its worker was shutting down"
+
+
+class SparkJobState(models.TextChoices):
+    """A bulk propagation job on Spark (a row created before its task is sent)."""
+
+    SUBMITTED = "SUBMITTED", "Submitted"
+    RUNNING = "RUNNING", "Running"
+    SUCCEEDED = "SUCCEEDED", "Succeeded"
+    FAILED = "FAILED", "Failed"
+    CANCELLED = "CANCELLED", "Cancelled"
+
+
+SPARK_ACTIVE_STATES = (SparkJobState.SUBMITTED, SparkJobState.RUNNING)
+SPARK_STATE_COLOURS = {
+    SparkJobState.SUBMITTED: "secondary",
+    SparkJobState.RUNNING: "primary",
+    SparkJobState.SUCCEEDED: "success",
+    SparkJobState.FAILED: "danger",
+    SparkJobState.CANCELLED: "warning",
+}
+
+
+class SparkSelection(models.TextChoices):
+    """Which source messages a bulk job takes (all of them READY at submission, at most)."""
+
+    ALL_READY = "ALL_READY", "All READY messages"
+    ENQ_TIME_RANGE = "ENQ_TIME_RANGE", "Enqueued in a time range"
+    CORRELATION = "CORRELATION", "Correlation id (% and _ wildcards)"
+    CONDITION = "CONDITION", "A rule condition"
+
+
+class SparkMode(models.TextChoices):
+    COPY = "COPY", "Copy (the source keeps its messages)"
+    MOVE = "MOVE", "Move (consumed at the source once every destination has them)"

@@ -14,7 +14,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core.validators import name_validator
-from jobs.choices import RunEnd, RunState
+from jobs.choices import RunEnd, RunState, SparkJobState, SparkMode, SparkSelection
 
 
 class Propagation(models.Model):
@@ -213,6 +213,126 @@ class Worker(models.Model):
 
     def __str__(self) -> str:
         return self.hostname
+
+
+# --- Spark bulk propagation jobs -----------------------------------------------------------------
+
+
+class SparkJob(models.Model):
+    """A bulk copy or move of a source queue's backlog to destination queues, run by a PySpark
+    application (``jobs/spark/app.py``) that a Celery task submits and follows.
+
+    ``spec`` is frozen at the first submission (the id bound and the partition boundaries): a
+    re-run is a new attempt of the same job, so the per-part markers and the per-destination
+    idempotency keys (``aq_message.bulk_job_id``/``bulk_source_id``) still mean the same rows."""
+
+    name = models.CharField(max_length=128, blank=True)
+    source_queue = models.ForeignKey(
+        "queues.Queue", on_delete=models.PROTECT, related_name="spark_jobs"
+    )
+    selection = models.CharField(
+        max_length=16, choices=SparkSelection.choices, default=SparkSelection.ALL_READY
+    )
+    enq_time_from = models.DateTimeField(null=True, blank=True)
+    enq_time_to = models.DateTimeField(null=True, blank=True)
+    correlation = models.CharField(max_length=128, blank=True)
+    condition = models.TextField(blank=True)
+    mode = models.CharField(max_length=4, choices=SparkMode.choices, default=SparkMode.COPY)
+    dry_run = models.BooleanField(default=False)
+    master = models.CharField(max_length=255, blank=True, help_text="Empty: SPARK_MASTER.")
+    executors = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
+    executor_cores = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
+    executor_memory = models.CharField(max_length=16, default="1g")
+
+    spec = models.JSONField(null=True, blank=True)
+    attempt = models.PositiveIntegerField(default=0)
+    state = models.CharField(
+        max_length=10, choices=SparkJobState.choices, default=SparkJobState.SUBMITTED
+    )
+    cancel_requested = models.BooleanField(default=False)
+    app_id = models.CharField(max_length=128, blank=True)
+    tasks_done = models.IntegerField(default=0)
+    tasks_total = models.IntegerField(default=0)
+    celery_task_id = models.CharField(max_length=64, blank=True)
+    worker = models.CharField(max_length=255, blank=True)
+    pid = models.IntegerField(null=True, blank=True)  # the spark-submit process group
+    submitted_by = models.CharField(max_length=150, blank=True)
+    submitted_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    driver_log_tail = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    # A dry run's answer: {"read": n, "discarded": n, "per_destination": {queue name: n}}.
+    dry_run_result = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(
+                fields=["state"],
+                name="jobs_spark_live",
+                condition=Q(state__in=[SparkJobState.SUBMITTED, SparkJobState.RUNNING]),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name or f"spark job {self.pk}"
+
+    @property
+    def duration(self) -> float | None:
+        if self.started_at is None:
+            return None
+        end = self.finished_at or timezone.now()
+        return (end - self.started_at).total_seconds()
+
+
+class SparkJobDestination(models.Model):
+    """One destination of a bulk job: a queue, or a propagation out of the job's source whose
+    rule sets (and transformations) decide which messages it gets and whose subscriber a move
+    consumes."""
+
+    job = models.ForeignKey(SparkJob, on_delete=models.CASCADE, related_name="destinations")
+    queue = models.ForeignKey("queues.Queue", on_delete=models.PROTECT, related_name="+")
+    propagation = models.ForeignKey(
+        Propagation, null=True, blank=True, on_delete=models.PROTECT, related_name="spark_jobs"
+    )
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["job", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "queue"], name="spark_destination_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.propagation.name if self.propagation_id else str(self.queue)
+
+
+class SparkJobPart(models.Model):
+    """The done-marker of one frozen partition, written by the Spark writer in the same
+    transaction as the part's messages (raw SQL in ``jobs/spark/sink.py``): a part is either
+    wholly written with its marker or not at all. Counters sum to the job's."""
+
+    job = models.ForeignKey(SparkJob, on_delete=models.CASCADE, related_name="parts")
+    part_no = models.IntegerField()
+    attempt = models.IntegerField(default=0)
+    read = models.BigIntegerField(default=0)
+    discarded = models.BigIntegerField(default=0)
+    exceptions = models.BigIntegerField(default=0)
+    gone = models.BigIntegerField(default=0)  # dequeued by someone else between read and write
+    propagated = models.JSONField(default=dict)  # {destination queue id: count}
+    done_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "aq_bulk_part"
+        ordering = ["job", "part_no"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "part_no"], name="aq_bulk_part_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"part {self.part_no} of job {self.job_id}"
 
 
 # --- Oracle-named status views (created by migration 0002; read-only) ----------------------------

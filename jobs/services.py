@@ -13,7 +13,8 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import CharField, F, Q, Value
+from django.db.models.functions import Concat
 from django.utils import timezone
 
 from core.choices import Capability, ChangeAction
@@ -600,3 +601,327 @@ def workers_forget_stopped(*, user: User, older_than: timedelta = timedelta(hour
     cutoff = timezone.now() - older_than
     n, _ = Worker.objects.filter(Q(stopped_at__lt=cutoff)).delete()
     return n
+
+
+# --- Spark bulk propagation jobs -----------------------------------------------------------------
+
+SPARK_MAX_EXECUTORS = 256
+SPARK_MAX_CORES = 64
+
+
+def _spark_destinations(
+    source: Queue, queues: list[Queue], propagations: list[Propagation]
+) -> list[tuple[Queue, Propagation | None]]:
+    if not queues and not propagations:
+        raise DomainError(
+            "Name at least one destination: a queue, or a propagation out of the source.",
+            field="destinations",
+        )
+    out: list[tuple[Queue, Propagation | None]] = []
+    seen: set[int] = set()
+    for i, p in enumerate(propagations):
+        if p.source_queue_id != source.pk:
+            raise DomainError(
+                f"Propagation {p.name} goes out of {p.source_queue.name}, not {source.name}.",
+                field=f"propagations[{i}]",
+            )
+        out.append((p.destination_queue, p))
+    for i, q in enumerate(queues):
+        where = f"destinations[{i}]"
+        if q.pk == source.pk:
+            raise DomainError("A queue cannot be its own destination.", field=where)
+        if q.kind == QueueKind.EXCEPTION:
+            raise DomainError(
+                f"{q.name} is an exception queue; messages arrive there only from the engine.",
+                field=where,
+            )
+        why = payload_compatible(source, q)
+        if why:
+            raise DomainError(why, field=where)
+        out.append((q, None))
+    for q, _p in out:
+        if q.pk in seen:
+            raise DomainError(f"{q.name} is named twice as a destination.", field="destinations")
+        seen.add(q.pk)
+    return out
+
+
+def _spark_check_condition(condition: str) -> None:
+    from rules.lang import ConditionError, parse, validate
+
+    try:
+        validate(parse(condition))
+    except ConditionError as exc:
+        raise DomainError(str(exc), field="condition") from exc
+
+
+@transaction.atomic
+def spark_job_submit(
+    *,
+    user: User,
+    source_queue: Queue | None,
+    destinations: list[Queue] | None = None,
+    propagations: list[Propagation] | None = None,
+    selection: str = "ALL_READY",
+    enq_time_from: datetime | None = None,
+    enq_time_to: datetime | None = None,
+    correlation: str = "",
+    condition: str = "",
+    mode: str = "COPY",
+    dry_run: bool = False,
+    master: str = "",
+    executors: int = 1,
+    executor_cores: int = 1,
+    executor_memory: str = "1g",
+    name: str = "",
+) -> Any:
+    """Create a bulk propagation job (SUBMITTED) and send its task after commit. Everything the
+    job's definition can get wrong is refused here, naming the field, and nothing is written;
+    what only the run can find (an empty source, an unreachable master, a worker too small) fails
+    the job row with the reason."""
+    from jobs import spark_submit
+    from jobs.choices import SparkMode, SparkSelection
+    from jobs.models import SparkJob, SparkJobDestination
+
+    _require(user, Capability.OPERATE)
+    if source_queue is None:
+        raise DomainError("Choose a source queue.", field="source_queue")
+    if source_queue.kind == QueueKind.EXCEPTION and mode == SparkMode.MOVE:
+        raise DomainError(
+            f"{source_queue.name} is an exception queue: copy from it, or replay it.",
+            field="source_queue",
+        )
+    if mode not in SparkMode.values:
+        raise DomainError(f"Mode is COPY or MOVE, not {mode!r}.", field="mode")
+    if selection not in SparkSelection.values:
+        raise DomainError(
+            f"Selection is one of {', '.join(SparkSelection.values)}, not {selection!r}.",
+            field="selection",
+        )
+    pairs = _spark_destinations(source_queue, list(destinations or []), list(propagations or []))
+    mc = source_queue.queue_table.multiple_consumers
+    if mode == SparkMode.MOVE and mc and any(p is None for _q, p in pairs):
+        raise DomainError(
+            f"{source_queue.name} is a multi-consumer queue: a move consumes a subscriber's "
+            "copies, so name propagations out of it (whose subscribers are consumed), or copy.",
+            field="destinations",
+        )
+    if selection == SparkSelection.ENQ_TIME_RANGE:
+        if enq_time_from is None and enq_time_to is None:
+            raise DomainError("Give a start or an end of the range.", field="enq_time_from")
+        if enq_time_from and enq_time_to and enq_time_from >= enq_time_to:
+            raise DomainError("The range ends before it starts.", field="enq_time_to")
+    else:
+        enq_time_from = enq_time_to = None
+    if selection == SparkSelection.CORRELATION:
+        if not correlation:
+            raise DomainError("Give a correlation id (% and _ are wildcards).", field="correlation")
+    else:
+        correlation = ""
+    if selection == SparkSelection.CONDITION:
+        if not condition.strip():
+            raise DomainError("Give a rule condition.", field="condition")
+        _spark_check_condition(condition)
+    else:
+        condition = ""
+    if master:
+        spark_submit.check_master_syntax(master)
+    if not 1 <= executors <= SPARK_MAX_EXECUTORS:
+        raise DomainError(f"Executors: 1 to {SPARK_MAX_EXECUTORS}.", field="executors")
+    if not 1 <= executor_cores <= SPARK_MAX_CORES:
+        raise DomainError(f"Cores per executor: 1 to {SPARK_MAX_CORES}.", field="executor_cores")
+    spark_submit.memory_mb(executor_memory)
+    job = SparkJob.objects.create(
+        name=name,
+        source_queue=source_queue,
+        selection=selection,
+        enq_time_from=enq_time_from,
+        enq_time_to=enq_time_to,
+        correlation=correlation,
+        condition=condition,
+        mode=mode,
+        dry_run=dry_run,
+        master=master,
+        executors=executors,
+        executor_cores=executor_cores,
+        executor_memory=executor_memory.strip().lower(),
+        attempt=1,
+        submitted_by=user.get_username() if user is not None and user.is_authenticated else "",
+    )
+    SparkJobDestination.objects.bulk_create(
+        SparkJobDestination(job=job, queue=q, propagation=p, position=i)
+        for i, (q, p) in enumerate(pairs)
+    )
+    _log(user, ChangeAction.ACTION, "spark_job_submit", job, after=object_snapshot(job))
+    _spark_send(job)
+    return job
+
+
+def _spark_send(job: Any) -> None:
+    from jobs.tasks import spark_job_run
+
+    job_id, attempt = job.pk, job.attempt
+    transaction.on_commit(
+        lambda: spark_job_run.apply_async(args=[job_id, attempt], queue=_spark_cfg()["QUEUE"])
+    )
+
+
+def _spark_cfg() -> dict[str, Any]:
+    from django.conf import settings
+
+    return settings.AQ_SPARK
+
+
+def spark_job_claim(job_id: int, attempt: int, *, worker: str, task_id: str) -> Any:
+    """The task's claim of its attempt (one conditional UPDATE): None when another task has it,
+    the attempt is stale, or it was cancelled before a worker took it."""
+    from jobs.choices import SparkJobState
+    from jobs.models import SparkJob
+
+    now = timezone.now()
+    n = SparkJob.objects.filter(
+        pk=job_id, attempt=attempt, state=SparkJobState.SUBMITTED, cancel_requested=False
+    ).update(
+        state=SparkJobState.RUNNING,
+        started_at=now,
+        heartbeat_at=now,
+        worker=worker,
+        celery_task_id=task_id,
+    )
+    return SparkJob.objects.get(pk=job_id) if n else None
+
+
+def spark_job_freeze(job: Any, spec: dict[str, Any]) -> None:
+    """Keep the first attempt's spec: later attempts must mean the same parts."""
+    from jobs.models import SparkJob
+
+    SparkJob.objects.filter(pk=job.pk, spec__isnull=True).update(spec=spec)
+    job.spec = SparkJob.objects.values_list("spec", flat=True).get(pk=job.pk)
+
+
+def spark_job_update(job: Any, **fields: Any) -> None:
+    """Progress written by the following task (only while its attempt is RUNNING)."""
+    from jobs.choices import SparkJobState
+    from jobs.models import SparkJob
+
+    if fields:
+        SparkJob.objects.filter(pk=job.pk, attempt=job.attempt, state=SparkJobState.RUNNING).update(
+            **fields
+        )
+
+
+def spark_job_finish(
+    job: Any,
+    *,
+    failed: str | None = None,
+    cancelled: bool = False,
+    log_tail: str = "",
+    dry_run_result: dict[str, Any] | None = None,
+) -> None:
+    from jobs.choices import SparkJobState
+    from jobs.models import SparkJob
+
+    state = (
+        SparkJobState.CANCELLED
+        if cancelled
+        else SparkJobState.FAILED
+        if failed is not None
+        else SparkJobState.SUCCEEDED
+    )
+    fields: dict[str, Any] = {
+        "state": state,
+        "finished_at": timezone.now(),
+        "error": (failed or "")[:20_000],
+        "pid": None,
+    }
+    if log_tail:
+        fields["driver_log_tail"] = log_tail
+    if dry_run_result is not None:
+        fields["dry_run_result"] = dry_run_result
+    if state == SparkJobState.SUCCEEDED and not job.dry_run:
+        fields["tasks_done"] = F("tasks_total")
+    SparkJob.objects.filter(
+        pk=job.pk, attempt=job.attempt, state__in=[SparkJobState.RUNNING, SparkJobState.SUBMITTED]
+    ).update(**fields)
+
+
+@transaction.atomic
+def spark_job_cancel(*, user: User, job: Any) -> Any:
+    """Cancel a SUBMITTED or RUNNING job: its task kills the driver's process group and marks it
+    CANCELLED; one no worker took yet is CANCELLED at once. Parts already committed stay (a
+    re-run goes on from them)."""
+    from jobs.choices import SPARK_ACTIVE_STATES, SparkJobState
+    from jobs.models import SparkJob
+
+    _require(user, Capability.OPERATE)
+    job = SparkJob.objects.select_for_update().get(pk=job.pk)
+    if job.state not in SPARK_ACTIVE_STATES:
+        raise Conflict(f"Job {job.pk} is {job.state}; only a running job can be cancelled.")
+    before = {"state": job.state}
+    job.cancel_requested = True
+    if job.state == SparkJobState.SUBMITTED:
+        job.state = SparkJobState.CANCELLED
+        job.finished_at = timezone.now()
+    job.save(update_fields=["cancel_requested", "state", "finished_at"])
+    _log(
+        user,
+        ChangeAction.ACTION,
+        "spark_job_cancel",
+        job,
+        before=before,
+        after={"state": job.state},
+    )
+    return job
+
+
+@transaction.atomic
+def spark_job_rerun(*, user: User, job: Any) -> Any:
+    """Run a FAILED or CANCELLED job again: a new attempt of the same job, with the same frozen
+    parts and keys, so what an earlier attempt committed is skipped, never written twice."""
+    from jobs.choices import SparkJobState
+    from jobs.models import SparkJob
+
+    _require(user, Capability.OPERATE)
+    job = SparkJob.objects.select_for_update().get(pk=job.pk)
+    if job.state not in (SparkJobState.FAILED, SparkJobState.CANCELLED):
+        raise Conflict(f"Job {job.pk} is {job.state}; only a failed or cancelled job is re-run.")
+    before = {"state": job.state, "attempt": job.attempt}
+    job.attempt += 1
+    job.state = SparkJobState.SUBMITTED
+    job.cancel_requested = False
+    job.error = ""
+    job.app_id = ""
+    job.tasks_done = job.tasks_total = 0
+    job.started_at = job.finished_at = job.heartbeat_at = None
+    job.submitted_at = timezone.now()
+    job.save()
+    _log(
+        user,
+        ChangeAction.ACTION,
+        "spark_job_rerun",
+        job,
+        before=before,
+        after={"state": job.state, "attempt": job.attempt},
+    )
+    _spark_send(job)
+    return job
+
+
+def spark_job_reap(*, now: datetime | None = None) -> int:
+    """Beat: fail RUNNING jobs whose task stopped writing its heartbeat (its worker died). The
+    driver exits by itself when its submitter is gone; a re-run goes on from the committed parts."""
+    from jobs.choices import SparkJobState
+    from jobs.models import SparkJob
+
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=float(_spark_cfg()["STALE_S"]))
+    return SparkJob.objects.filter(state=SparkJobState.RUNNING, heartbeat_at__lt=stale).update(
+        state=SparkJobState.FAILED,
+        finished_at=now,
+        error=Concat(
+            Value("Its worker "),
+            F("worker"),
+            Value(" stopped following the job (no heartbeat); re-run it to go on from its parts."),
+            output_field=CharField(),
+        ),
+    )

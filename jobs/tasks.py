@@ -40,3 +40,24 @@ def propagation_reap() -> dict[str, int]:
     from jobs.services import propagation_reap as reap
 
     return reap()
+
+
+@shared_task(name="jobs.tasks.spark_job_run", bind=True, ignore_result=True, acks_late=True)
+def spark_job_run(self: Any, job_id: int, attempt: int) -> str:
+    """Submit one attempt of a Spark bulk job with ``spark-submit`` and follow it to its end. A
+    redelivered or duplicated task finds the attempt claimed and does nothing."""
+    from jobs import spark_submit
+    from queues.services import conninfo
+
+    hostname = getattr(self.request, "hostname", None) or socket.gethostname()
+    return spark_submit.execute(
+        job_id, attempt, conninfo=conninfo(), worker=hostname, task_id=self.request.id or ""
+    )
+
+
+@shared_task(name="jobs.tasks.spark_job_reap", ignore_result=True)
+def spark_job_reap() -> int:
+    """Beat: fail Spark jobs whose following task died."""
+    from jobs.services import spark_job_reap as reap
+
+    return reap()

@@ -211,6 +211,10 @@ class Message(models.Model):
     )
     exception_reason = models.CharField(max_length=200, blank=True)
     replayed = models.BooleanField(default=False)
+    # Set only by Spark bulk jobs: with the queue, the per-destination idempotency key that makes
+    # a re-run of a job never enqueue the same source message twice at a destination.
+    bulk_job_id = models.BigIntegerField(null=True, blank=True)
+    bulk_source_id = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         db_table = "aq_message"
@@ -247,6 +251,13 @@ class Message(models.Model):
                 fields=["original_queue"],
                 name="aq_message_original",
                 condition=models.Q(original_queue__isnull=False),
+            ),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["queue", "bulk_job_id", "bulk_source_id"],
+                condition=models.Q(bulk_job_id__isnull=False),
+                name="aq_message_bulk_key",
             ),
         ]
 

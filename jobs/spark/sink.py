@@ -1,0 +1,441 @@
+"""Write one frozen partition ("part") of a bulk job into the destination queues, exactly once.
+
+A part is one PostgreSQL transaction: its done-marker (``aq_bulk_part``), the claim of the
+source messages (move mode), the copies at every destination, their consumer rows, exception
+copies, statistics and notifications. Killed anywhere before COMMIT it leaves nothing; after
+COMMIT the marker says it is done and a re-run skips it. The per-destination key
+``(queue_id, bulk_job_id, bulk_source_id)`` guards the same promise a second time.
+
+Spark's own writer commit protocol is not used for any of this: ``abort()`` receives parts that
+already committed, and a local run does not retry tasks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.types import StructType
+
+# Reasons are stored in aq_message.exception_reason, a varchar(200).
+_REASON_MAX = 200
+
+
+class BulkWriteError(Exception):
+    """A part could not be written (a queue was stopped or dropped under the job)."""
+
+
+@dataclass
+class PartResult:
+    part_no: int
+    skipped: bool = False  # an earlier attempt committed this part
+    read: int = 0
+    discarded: int = 0
+    exceptions: int = 0
+    gone: int = 0
+    propagated: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Transformed:
+    """A destination's transformed copy of a source message, or why it could not be made."""
+
+    id: int
+    dest: int
+    kind: str | None = None
+    type_name: str | None = None
+    payload: str | None = None  # JSON text
+    error: str | None = None
+
+
+def _copy_rows(conn: psycopg.Connection, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+    with conn.cursor() as cur, cur.copy(sql) as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def _check_queues(conn: psycopg.Connection, spec: dict[str, Any]) -> None:
+    """A queue stopped or dropped while the job ran fails the part (and so the job): nothing of
+    the part is written, and a re-run after the fix takes it up again."""
+    src = spec["source"]
+    dest_ids = [d["queue_id"] for d in spec["destinations"]]
+    rows = conn.execute(
+        "SELECT id, name, enqueue_enabled, dequeue_enabled, kind FROM queues_queue "
+        "WHERE id = ANY(%s)",
+        ([src["id"], *dest_ids],),
+    ).fetchall()
+    found = {r[0]: r for r in rows}
+    if src["id"] not in found:
+        raise BulkWriteError(f"Source queue {src['name']} no longer exists.")
+    if spec["mode"] == "MOVE" and not found[src["id"]][3]:
+        raise BulkWriteError(f"Dequeue is disabled on queue {src['name']}.")
+    for d in spec["destinations"]:
+        r = found.get(d["queue_id"])
+        if r is None:
+            raise BulkWriteError(f"Destination queue {d['name']} no longer exists.")
+        if not r[2] or r[4] != "NORMAL_QUEUE":
+            raise BulkWriteError(f"Enqueue is disabled on queue {d['name']}.")
+
+
+def _claim(conn: psycopg.Connection, spec: dict[str, Any]) -> int:
+    """Move mode: consume at the source what this part moves, into ``bulk_claimed``.
+
+    Single-consumer source: the READY, unleased messages that some destination takes (a message
+    no destination takes stays where it is). Multi-consumer source: every destination is a
+    propagation, and its subscriber's copies are consumed whether its rules take the message or
+    not (Table 5-1: a propagation discards what its rules do not pass), as its runs would."""
+    src = spec["source"]
+    if not src["multiple_consumers"]:
+        conn.execute(
+            """
+            CREATE TEMP TABLE bulk_claimed ON COMMIT DROP AS
+            WITH c AS (
+                UPDATE aq_message m SET state = 'PROCESSED', processed_at = now()
+                FROM bulk_in t
+                WHERE m.id = t.id AND m.queue_id = %(src)s AND m.state = 'READY'
+                  AND m.locked_until IS NULL AND cardinality(t.dests) > 0
+                RETURNING m.id
+            ) SELECT id, NULL::bigint AS sub FROM c
+            """,
+            {"src": src["id"]},
+        )
+    else:
+        subs = [d["subscriber_id"] for d in spec["destinations"]]
+        conn.execute(
+            """
+            CREATE TEMP TABLE bulk_claimed ON COMMIT DROP AS
+            WITH c AS (
+                DELETE FROM aq_message_consumer mc USING bulk_in t, aq_message m
+                WHERE mc.message_id = t.id AND m.id = t.id AND m.queue_id = %(src)s
+                  AND m.state = 'READY' AND mc.subscriber_id = ANY(%(subs)s)
+                  AND (mc.locked_until IS NULL
+                       OR (mc.lock_token IS NULL AND mc.locked_until <= now()))
+                RETURNING mc.message_id AS id, mc.subscriber_id AS sub
+            ) SELECT id, sub FROM c
+            """,
+            {"src": src["id"], "subs": subs},
+        )
+        conn.execute(
+            """
+            UPDATE aq_message m SET pending_consumers = m.pending_consumers - x.n,
+                   state = CASE WHEN m.pending_consumers = x.n THEN 'PROCESSED' ELSE m.state END,
+                   processed_at = CASE WHEN m.pending_consumers = x.n THEN now() END
+            FROM (SELECT id, count(*) AS n FROM bulk_claimed GROUP BY id) x
+            WHERE m.id = x.id
+            """
+        )
+    n = conn.execute("SELECT count(*) FROM bulk_claimed").fetchone()[0]
+    if n:
+        conn.execute(
+            """
+            INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
+            VALUES (%s, pg_backend_pid() %% %s, 0, %s)
+            ON CONFLICT (queue_id, shard)
+            DO UPDATE SET dequeued = aq_queue_stat.dequeued + EXCLUDED.dequeued
+            """,
+            (src["id"], spec["stat_shards"], n),
+        )
+    return int(n)
+
+
+def _insert(conn: psycopg.Connection, spec: dict[str, Any], d: dict[str, Any]) -> int:
+    """Copy this part's messages that destination ``d`` takes into it; returns how many."""
+    src = spec["source"]
+    move = spec["mode"] == "MOVE"
+    if move and src["multiple_consumers"]:
+        claimed = "JOIN bulk_claimed c ON c.id = t.id AND c.sub = %(sub)s"
+    elif move:
+        claimed = "JOIN bulk_claimed c ON c.id = t.id"
+    else:
+        claimed = ""
+    cseq = "current_setting('aq.commit_seq')::bigint" if d["commit_time"] else "0"
+    sql = f"""
+    WITH ins AS (
+        INSERT INTO aq_message (queue_id, queue_table_id, state, priority, sort_pri, commit_seq,
+                                kind, type_name, correlation, sender, headers, payload, enq_time,
+                                enq_user, attempts, pending_consumers, exception_reason, replayed,
+                                bulk_job_id, bulk_source_id)
+        SELECT %(dq)s, %(dqt)s, 'READY', m.priority, %(by_pri)s * m.priority, {cseq},
+               coalesce(x.kind, m.kind), coalesce(x.type_name, m.type_name), m.correlation,
+               m.sender, m.headers || jsonb_build_object('aq$_source_msgid', m.id),
+               coalesce(x.payload::jsonb, m.payload), now(), %(user)s, 0, %(npend)s, '', false,
+               %(job)s, m.id
+        FROM bulk_in t JOIN aq_message m ON m.id = t.id AND m.queue_id = %(src)s
+        {claimed}
+        LEFT JOIN bulk_tx x ON x.id = t.id AND x.dest = %(dq)s
+        WHERE %(dq)s = ANY(t.dests) AND x.error IS NULL
+        ORDER BY m.sort_pri, m.commit_seq, m.id
+        ON CONFLICT (queue_id, bulk_job_id, bulk_source_id) WHERE bulk_job_id IS NOT NULL
+        DO NOTHING
+        RETURNING id
+    ),
+    cons AS (
+        INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
+        SELECT ins.id, s.sub, 0 FROM ins CROSS JOIN unnest(%(subs)s::bigint[]) AS s(sub)
+    ),
+    dstat AS (
+        INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
+        SELECT %(dq)s, pg_backend_pid() %% {int(spec["stat_shards"])}, count(*), 0 FROM ins
+        HAVING count(*) > 0
+        ON CONFLICT (queue_id, shard)
+        DO UPDATE SET enqueued = aq_queue_stat.enqueued + EXCLUDED.enqueued
+    )
+    SELECT count(*), CASE WHEN count(*) > 0 THEN pg_notify(%(channel)s, '') END FROM ins
+    """
+    params = {
+        "dq": d["queue_id"],
+        "dqt": d["queue_table_id"],
+        "by_pri": 1 if d["by_priority"] else 0,
+        "user": spec["user"],
+        "npend": len(d["subscribers"]),
+        "subs": d["subscribers"],
+        "job": spec["job_id"],
+        "src": src["id"],
+        "sub": d.get("subscriber_id"),
+        "channel": d["channel"],
+    }
+    return int(conn.execute(sql, params).fetchone()[0])
+
+
+def _no_recipient(conn: psycopg.Connection, spec: dict[str, Any], d: dict[str, Any]) -> list[int]:
+    """Subscriber rules of a multi-consumer destination, decided in SQL as an enqueue does. A
+    copy that no subscriber takes is removed; the source ids of those go to the exception queue."""
+    if not d.get("subscriber_rules"):
+        return []
+    from queues.engine import rule_sql
+
+    parts, params = [], {"dq": d["queue_id"], "job": spec["job_id"]}
+    for sub_id, condition in d["subscriber_rules"].items():
+        sql, p = rule_sql(condition, field="rule", prefix=f"s{int(sub_id)}_")
+        parts.append(f"(mc.subscriber_id = {int(sub_id)} AND NOT (({sql}) IS TRUE))")
+        params.update(p)
+    scope = (
+        "m.queue_id = %(dq)s AND m.bulk_job_id = %(job)s "
+        "AND m.bulk_source_id IN (SELECT id FROM bulk_in)"
+    )
+    conn.execute(
+        f"DELETE FROM aq_message_consumer mc USING aq_message m "
+        f"WHERE mc.message_id = m.id AND {scope} AND ({' OR '.join(parts)})",
+        params,
+    )
+    rows = conn.execute(
+        f"""
+        WITH c AS (SELECT m.id, count(mc.id) AS n FROM aq_message m
+                   LEFT JOIN aq_message_consumer mc ON mc.message_id = m.id
+                   WHERE {scope} GROUP BY m.id),
+        u AS (UPDATE aq_message m SET pending_consumers = c.n FROM c WHERE m.id = c.id
+              RETURNING m.id, m.bulk_source_id, c.n)
+        SELECT id, bulk_source_id FROM u WHERE n = 0
+        """,
+        params,
+    ).fetchall()
+    if not rows:
+        return []
+    conn.execute("DELETE FROM aq_message WHERE id = ANY(%s)", ([r[0] for r in rows],))
+    conn.execute(
+        "UPDATE aq_queue_stat SET enqueued = enqueued - %s WHERE queue_id = %s AND shard = "
+        "pg_backend_pid() %% %s",
+        (len(rows), d["queue_id"], spec["stat_shards"]),
+    )
+    return [r[1] for r in rows]
+
+
+def _exception_copies(
+    conn: psycopg.Connection, spec: dict[str, Any], failures: list[tuple[int, int | None, str]]
+) -> int:
+    """Copies of source messages in the source's exception queue: (source id, subscriber id or
+    None, reason). With a subscriber, the copy keeps a consumer row for it, so a replay returns
+    it to that propagation only. The source itself was consumed (move) or is untouched (copy)."""
+    if not failures:
+        return 0
+    src = spec["source"]
+    if src["exception_queue_id"] is None:
+        raise BulkWriteError(f"Queue {src['name']} has no exception queue.")
+    rows = conn.execute(
+        """
+        WITH n AS (SELECT x.mid, x.sub, x.reason,
+                          nextval(pg_get_serial_sequence('aq_message', 'id')) AS copy_id
+                   FROM unnest(%(mids)s::bigint[], %(subs)s::bigint[], %(reasons)s::text[])
+                        AS x(mid, sub, reason)),
+        copy AS (
+            INSERT INTO aq_message (id, queue_id, queue_table_id, state, priority, sort_pri,
+                commit_seq, kind, type_name, correlation, sender, headers, payload, enq_time,
+                enq_user, expiration, attempts, pending_consumers, original_queue_id,
+                exception_reason, replayed)
+            SELECT n.copy_id, %(exq)s, m.queue_table_id, 'EXPIRED', m.priority, m.sort_pri,
+                   m.commit_seq, m.kind, m.type_name, m.correlation, m.sender, m.headers,
+                   m.payload, m.enq_time, m.enq_user, m.expiration, m.attempts,
+                   CASE WHEN n.sub IS NULL THEN 0 ELSE 1 END, m.queue_id, n.reason, false
+            FROM n JOIN aq_message m ON m.id = n.mid
+            RETURNING id
+        ),
+        cons AS (
+            INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
+            SELECT n.copy_id, n.sub, 0 FROM n WHERE n.sub IS NOT NULL
+        )
+        SELECT count(*) FROM copy
+        """,
+        {
+            "mids": [f[0] for f in failures],
+            "subs": [f[1] for f in failures],
+            "reasons": [f[2][:_REASON_MAX] for f in failures],
+            "exq": src["exception_queue_id"],
+        },
+    ).fetchone()
+    return int(rows[0])
+
+
+def write_part(
+    conn: psycopg.Connection,
+    spec: dict[str, Any],
+    part_no: int,
+    ids: Sequence[int],
+    dests: Sequence[Sequence[int]],
+    transformed: Sequence[Transformed] = (),
+) -> PartResult:
+    """Write part ``part_no`` (its decided rows: source id → destination queue ids) in one
+    transaction on ``conn`` (autocommit off, no transaction open)."""
+    res = PartResult(part_no)
+    by_queue = {d["queue_id"]: d for d in spec["destinations"]}
+    with conn.transaction():
+        # The marker first: a concurrent attempt of the same part (a speculative or zombie
+        # task) blocks here until the other commits or rolls back, then finds it done.
+        row = conn.execute(
+            "INSERT INTO aq_bulk_part (job_id, part_no, attempt, read, discarded, exceptions, "
+            "gone, propagated, done_at) VALUES (%s, %s, %s, 0, 0, 0, 0, '{}', now()) "
+            "ON CONFLICT (job_id, part_no) DO NOTHING RETURNING id",
+            (spec["job_id"], part_no, spec["attempt"]),
+        ).fetchone()
+        if row is None:
+            res.skipped = True
+            return res
+        _check_queues(conn, spec)
+        conn.execute(
+            "CREATE TEMP TABLE bulk_in (id bigint PRIMARY KEY, dests bigint[]) ON COMMIT DROP"
+        )
+        _copy_rows(conn, "COPY bulk_in (id, dests) FROM STDIN", zip(ids, dests, strict=True))
+        conn.execute(
+            "CREATE TEMP TABLE bulk_tx (id bigint, dest bigint, kind text, type_name text, "
+            "payload text, error text) ON COMMIT DROP"
+        )
+        if transformed:
+            _copy_rows(
+                conn,
+                "COPY bulk_tx (id, dest, kind, type_name, payload, error) FROM STDIN",
+                [(t.id, t.dest, t.kind, t.type_name, t.payload, t.error) for t in transformed],
+            )
+        present = conn.execute(
+            "SELECT count(*), count(*) FILTER (WHERE cardinality(t.dests) = 0) "
+            "FROM bulk_in t JOIN aq_message m ON m.id = t.id AND m.queue_id = %s",
+            (spec["source"]["id"],),
+        ).fetchone()
+        res.read = len(ids)
+        res.discarded = int(present[1])
+        move = spec["mode"] == "MOVE"
+        if move:
+            claimed = _claim(conn, spec)
+            if not spec["source"]["multiple_consumers"]:
+                taken = sum(1 for d in dests if d)
+                res.gone = taken - claimed
+        else:
+            res.gone = res.read - int(present[0])
+
+        failures: list[tuple[int, int | None, str]] = []
+        job = f"spark job {spec['job_id']}"
+        for t in transformed:
+            if t.error is not None:
+                d = by_queue[t.dest]
+                failures.append((t.id, d.get("subscriber_id"), f"{job} → {d['name']}: {t.error}"))
+        # Commit-time destinations last: their number is taken under the global commit-order
+        # lock, which is then held only for the rest of this transaction.
+        ordered = sorted(spec["destinations"], key=lambda d: d["commit_time"])
+        numbered = False
+        for d in ordered:
+            if d["commit_time"] and not numbered:
+                conn.execute(
+                    "SELECT pg_advisory_xact_lock(hashtext('aq_commit_seq')), "
+                    "set_config('aq.commit_seq', nextval('aq_commit_seq')::text, true)"
+                )
+                numbered = True
+            n = _insert(conn, spec, d)
+            for sid in _no_recipient(conn, spec, d):
+                failures.append(
+                    (sid, d.get("subscriber_id"), f"{job} → {d['name']}: no subscriber takes it")
+                )
+                n -= 1
+            res.propagated[d["name"]] = n
+        if failures:
+            if move and spec["source"]["multiple_consumers"]:
+                # Only copies whose subscriber's row this part consumed; the others stay put.
+                keep = {
+                    (r[0], r[1])
+                    for r in conn.execute("SELECT id, sub FROM bulk_claimed").fetchall()
+                }
+                failures = [f for f in failures if (f[0], f[1]) in keep]
+            res.exceptions = _exception_copies(conn, spec, failures)
+        if (
+            move
+            and not spec["source"]["multiple_consumers"]
+            and spec["source"]["retention_time"] <= 0
+        ):
+            conn.execute("DELETE FROM aq_message WHERE id IN (SELECT id FROM bulk_claimed)")
+        conn.execute(
+            "UPDATE aq_bulk_part SET read = %s, discarded = %s, exceptions = %s, gone = %s, "
+            "propagated = %s, done_at = now() WHERE id = %s",
+            (res.read, res.discarded, res.exceptions, res.gone, json.dumps(res.propagated), row[0]),
+        )
+    return res
+
+
+# --- the Spark data source ----------------------------------------------------------------------------------
+
+
+class PartsWritten(WriterCommitMessage):
+    def __init__(self, results: list[dict[str, Any]]):
+        self.results = results
+
+
+class AqWriter(DataSourceArrowWriter):
+    def __init__(self, spec: dict[str, Any]):
+        self.spec = spec
+
+    def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
+        rows: dict[int, tuple[list[int], list[list[int]], list[Transformed]]] = {}
+        for batch in iterator:
+            cols = batch.to_pydict()
+            tx = cols.get("tx")
+            for i, (mid, part, dests) in enumerate(
+                zip(cols["id"], cols["part"], cols["dests"], strict=True)
+            ):
+                ids, ds, ts = rows.setdefault(part, ([], [], []))
+                ids.append(mid)
+                ds.append(dests or [])
+                for t in (tx[i] if tx else None) or ():
+                    ts.append(Transformed(id=mid, **t))
+        results = []
+        with psycopg.connect(self.spec["conninfo"]) as conn:
+            for part, (ids, ds, ts) in sorted(rows.items()):
+                results.append(write_part(conn, self.spec, part, ids, ds, ts).as_dict())
+        return PartsWritten(results)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        pass  # each part committed itself, with its marker
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        pass  # never undo: parts that committed are done (their markers say so)
+
+
+class AqSink(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "aqsink"
+
+    def writer(self, schema: StructType, overwrite: bool) -> AqWriter:
+        return AqWriter(json.loads(self.options["spec"]))
