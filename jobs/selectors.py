@@ -380,3 +380,113 @@ def trace_message(*, message: Any = None, msgid: int | None = None) -> tuple[Any
         raise DomainError(
             f"Message {msgid} is not a message rules can read: {exc}", field="msgid"
         ) from exc
+
+
+# --- Spark bulk jobs -----------------------------------------------------------------------------
+
+
+def spark_job_cancel_requested(pk: int) -> bool:
+    from jobs.models import SparkJob
+
+    return SparkJob.objects.filter(pk=pk, cancel_requested=True).exists()
+
+
+# The counters of a job are what its committed parts say (a part is written with its marker in
+# one transaction), so a list shows committed work only, summed in SQL: one query per page.
+def _spark_part_sum(column: str) -> Coalesce:
+    from django.db.models import BigIntegerField, Sum
+
+    from jobs.models import SparkJobPart
+
+    total = (
+        SparkJobPart.objects.filter(job=OuterRef("pk"))
+        .order_by()
+        .values("job")
+        .annotate(s=Sum(column))
+        .values("s")
+    )
+    return Coalesce(Subquery(total), Value(0), output_field=BigIntegerField())
+
+
+_SPARK_PROPAGATED_SQL = """
+(SELECT COALESCE(sum(e.value::bigint), 0) FROM aq_bulk_part p, jsonb_each_text(p.propagated) e
+ WHERE p.job_id = jobs_sparkjob.id)
+"""
+
+
+def spark_job_list() -> QuerySet[Any]:
+    """Spark jobs, newest first, with their source and destinations and the counters summed
+    from their parts (read, discarded, exceptions, gone, propagated in all): a page costs the
+    same number of queries whatever its size."""
+    from django.db.models import BigIntegerField, Prefetch
+
+    from jobs.models import SparkJob, SparkJobDestination
+
+    return (
+        SparkJob.objects.select_related("source_queue")
+        .prefetch_related(
+            Prefetch(
+                "destinations",
+                queryset=SparkJobDestination.objects.select_related("queue", "propagation"),
+            )
+        )
+        .annotate(
+            read=_spark_part_sum("read"),
+            discarded=_spark_part_sum("discarded"),
+            exceptions=_spark_part_sum("exceptions"),
+            gone=_spark_part_sum("gone"),
+            propagated_total=RawSQL(_SPARK_PROPAGATED_SQL, (), output_field=BigIntegerField()),
+        )
+    )
+
+
+def spark_job_get(pk: int | str) -> Any:
+    """One job as the list shows it (raises SparkJob.DoesNotExist)."""
+    return spark_job_list().get(pk=int(pk))
+
+
+def spark_job_counters(job: Any) -> dict[str, Any]:
+    """What the job's committed parts add up to: read, discarded, exceptions, gone, the parts
+    done, and propagated per destination queue name (every destination listed, in order, with 0
+    until a part writes to it) and in all."""
+    from django.db import connection
+    from django.db.models import Count, Sum
+
+    from jobs.models import SparkJobDestination, SparkJobPart
+
+    sums = SparkJobPart.objects.filter(job=job).aggregate(
+        read=Sum("read", default=0),
+        discarded=Sum("discarded", default=0),
+        exceptions=Sum("exceptions", default=0),
+        gone=Sum("gone", default=0),
+        parts_done=Count("id"),
+    )
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT e.key, sum(e.value::bigint) FROM aq_bulk_part p, "
+            "jsonb_each_text(p.propagated) e WHERE p.job_id = %s GROUP BY e.key",
+            [job.pk],
+        )
+        by_name = {key: int(n) for key, n in cur.fetchall()}
+    if "destinations" in getattr(job, "_prefetched_objects_cache", {}):
+        names = [d.queue.name for d in job.destinations.all()]
+    else:
+        names = list(
+            SparkJobDestination.objects.filter(job=job)
+            .order_by("position")
+            .values_list("queue__name", flat=True)
+        )
+    # Destinations in the job's order; a name no longer among them (a renamed queue) still counts.
+    per_destination = {name: by_name.pop(name, 0) for name in names} | by_name
+    return {
+        **sums,
+        "propagated": per_destination,
+        "propagated_total": sum(per_destination.values()),
+    }
+
+
+def spark_job_parts(job: Any) -> QuerySet[Any]:
+    """The job's committed parts, in part order."""
+    from jobs.models import SparkJobPart
+
+    return SparkJobPart.objects.filter(job=job).order_by("part_no")

@@ -487,7 +487,7 @@ def execute(job_id: int, attempt: int, *, conninfo: str, worker: str, task_id: s
 
 
 def follow(job: Any, driver: Driver) -> str:
-    from jobs import services
+    from jobs import selectors, services
 
     timeout = float(config()["TIMEOUT_S"])
     started = time.monotonic()
@@ -513,7 +513,7 @@ def follow(job: Any, driver: Driver) -> str:
                 finished = True
             elif kind == "error":
                 error = str(ev.get("message", "the application failed"))
-        if not cancelled and services.spark_job_cancel_requested(job.pk):
+        if not cancelled and selectors.spark_job_cancel_requested(job.pk):
             cancelled = True
             driver.kill()
         elif not cancelled and time.monotonic() - started > timeout:

@@ -28,7 +28,7 @@ def read_schema(spec: dict[str, Any]) -> StructType:
     """What the reader yields for this spec (the driver needs it to build the plan)."""
     from rules.lang.compile_spark import spark_schema
 
-    fields = [StructField("id", LongType(), False), StructField("part", IntegerType(), False)]
+    fields = [StructField("id", LongType()), StructField("part", IntegerType())]
     if spec["needs_payload"]:
         fields.append(StructField("payload", StringType()))
     if spec["needs_rows"]:
@@ -87,6 +87,8 @@ class AqReader(DataSourceReader):
         cols = "m.id, m.kind, m.type_name" + (", m.payload::text" if payload else "")
         sql = f"SELECT {cols} FROM aq_message m WHERE {where} AND m.id BETWEEN %(lo)s AND %(hi)s"
         needs = None
+        # Spark compares the batches' Arrow schema with the declared one, nullability included.
+        self.arrow_schema = _arrow_schema(read_schema(spec))
         if spec["needs_rows"]:
             from rules.lang.arrow_rows import referenced_paths
 
@@ -98,10 +100,18 @@ class AqReader(DataSourceReader):
             cur.itersize = FETCH
             cur.execute(sql, params)
             while rows := cur.fetchmany(FETCH):
-                yield _batch(spec, partition.part_no, rows, needs, pa)
+                yield _batch(spec, partition.part_no, rows, needs, pa, self.arrow_schema)
 
 
-def _batch(spec: dict[str, Any], part_no: int, rows: list[tuple], needs: Any, pa: Any) -> Any:
+def _arrow_schema(schema: StructType) -> Any:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(schema)
+
+
+def _batch(
+    spec: dict[str, Any], part_no: int, rows: list[tuple], needs: Any, pa: Any, schema: Any
+) -> Any:
     ids = pa.array([r[0] for r in rows], pa.int64())
     arrays = [ids, pa.array([part_no] * len(rows), pa.int32())]
     names = ["id", "part"]
@@ -118,7 +128,7 @@ def _batch(spec: dict[str, Any], part_no: int, rows: list[tuple], needs: Any, pa
         for name in built.schema.names[1:]:  # its first column is the id again
             arrays.append(built.column(name))
             names.append(name)
-    return pa.RecordBatch.from_arrays(arrays, names=names)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def _conditions(spec: dict[str, Any]) -> list[Any]:
