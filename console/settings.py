@@ -150,6 +150,9 @@ SPECTACULAR_SETTINGS = {
         "MessageStateEnum": "queues.choices.MessageState",
         "PropagationStateEnum": "jobs.choices.ScheduleState",
         "PropagationRunStateEnum": "jobs.choices.RunState",
+        "SparkJobStateEnum": "jobs.choices.SparkJobState",
+        "SparkModeEnum": "jobs.choices.SparkMode",
+        "SparkSelectionEnum": "jobs.choices.SparkSelection",
     },
 }
 

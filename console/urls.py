@@ -1,10 +1,12 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from console import views
 from core import views as core_views
+from jobs.urls import spark_urlpatterns
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
@@ -18,7 +20,9 @@ urlpatterns = [
     path("rules/", include("rules.urls")),
     path("propagations/", include("jobs.urls")),
     path("gateway/", views.not_built, {"area": "Gateway", "issue": 6}, name="gateway_home"),
-    path("jobs/", views.not_built, {"area": "Jobs", "issue": 5}, name="jobs_home"),
+    path("spark/", include((spark_urlpatterns, "spark"))),
+    # The "Jobs" section was a placeholder until the Spark jobs arrived; old links still work.
+    path("jobs/", RedirectView.as_view(pattern_name="spark:job_list"), name="jobs_home"),
     path("api/", include("console.api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

@@ -4,8 +4,8 @@ import django_filters
 from django.db.models import Q, QuerySet
 
 from core.filtersets import AnyBooleanWidget, BaseFilterSet
-from jobs.choices import RunState, ScheduleState
-from jobs.models import Propagation, PropagationRun
+from jobs.choices import RunState, ScheduleState, SparkJobState, SparkMode
+from jobs.models import Propagation, PropagationRun, SparkJob
 from queues.models import Queue
 from rules.models import RuleSet
 
@@ -84,4 +84,23 @@ class PropagationRunFilterSet(BaseFilterSet):
             queryset.filter(state=RunState.FAILED)
             if value
             else queryset.exclude(state=RunState.FAILED)
+        )
+
+
+class SparkJobFilterSet(BaseFilterSet):
+    q = django_filters.CharFilter(method="search", label="Search")
+    state = django_filters.MultipleChoiceFilter(choices=SparkJobState.choices, label="State")
+    mode = django_filters.ChoiceFilter(choices=SparkMode.choices, empty_label="Any")
+    source_queue = django_filters.ModelChoiceFilter(queryset=Queue.objects.all())
+    submitted_by = django_filters.CharFilter(lookup_expr="iexact", label="Submitted by")
+
+    class Meta(BaseFilterSet.Meta):
+        model = SparkJob
+        fields = ["q", "state", "mode", "dry_run", "source_queue", "submitted_by"]
+
+    def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(
+            Q(name__icontains=value)
+            | Q(app_id__icontains=value)
+            | Q(source_queue__name__icontains=value)
         )

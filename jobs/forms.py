@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from jobs.choices import SparkMode, SparkSelection
 from jobs.models import Propagation, PropagationSchedule
 from queues.choices import QueueKind
 from queues.models import Queue
@@ -198,3 +199,105 @@ class TraceForm(forms.Form):
         if data.get("queue") is None and "rules_message" in data:
             self.add_error("queue", "Choose the queue the message starts from.")
         return data
+
+
+class SparkJobForm(forms.Form):
+    """A bulk propagation job on Spark. Shape only: jobs.services.spark_job_submit checks what
+    the values mean (destinations, selection, master, sizes) and names the field at fault."""
+
+    name = forms.CharField(required=False, max_length=128, help_text="Optional, for the lists.")
+    source_queue = forms.ModelChoiceField(queryset=Queue.objects.none())
+    destinations = forms.ModelMultipleChoiceField(
+        queryset=Queue.objects.none(),
+        required=False,
+        label="Destination queues",
+        help_text="Copies go there as they are (Ctrl-click for several).",
+    )
+    propagations = forms.ModelMultipleChoiceField(
+        queryset=Propagation.objects.none(),
+        required=False,
+        label="Through propagations",
+        help_text="Propagations out of the source: their rule sets and transformations decide "
+        "what each destination gets, and a move consumes their subscribers' copies.",
+    )
+    selection = forms.ChoiceField(
+        choices=SparkSelection.choices,
+        initial=SparkSelection.ALL_READY,
+        widget=forms.RadioSelect,
+        label="Which messages",
+        help_text="Messages READY at submission, at most.",
+    )
+    enq_time_from = forms.DateTimeField(
+        required=False,
+        label="Enqueued from",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local", "step": "1"}),
+    )
+    enq_time_to = forms.DateTimeField(
+        required=False,
+        label="Enqueued before",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local", "step": "1"}),
+    )
+    correlation = forms.CharField(
+        required=False, max_length=128, help_text="% and _ are wildcards."
+    )
+    condition = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "class": "font-monospace"}),
+        help_text="A rule condition, e.g. :msg.region = 'EU'.",
+    )
+    mode = forms.ChoiceField(
+        choices=SparkMode.choices, initial=SparkMode.COPY, widget=forms.RadioSelect
+    )
+    dry_run = forms.BooleanField(
+        required=False,
+        label="Dry run",
+        help_text="Only count what would go where; nothing is written.",
+    )
+    master = forms.CharField(
+        required=False, max_length=255, label="Spark master", help_text="Empty: SPARK_MASTER."
+    )
+    executors = forms.IntegerField(initial=1)
+    executor_cores = forms.IntegerField(initial=1, label="Cores per executor")
+    executor_memory = forms.CharField(
+        initial="1g", max_length=16, label="Memory per executor", help_text="e.g. 512m, 2g."
+    )
+
+    # Fields the page groups under "Which messages" (shown next to the selection).
+    SELECTION_FIELDS = ("enq_time_from", "enq_time_to", "correlation", "condition")
+    SPARK_FIELDS = ("master", "executors", "executor_cores", "executor_memory")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from django.conf import settings
+
+        super().__init__(*args, **kwargs)
+        # An exception queue may be copied from; it is never a destination (the service says so).
+        self.fields["source_queue"].queryset = Queue.objects.order_by("name")
+        self.fields["destinations"].queryset = _queues()
+        self.fields["propagations"].queryset = Propagation.objects.select_related(
+            "source_queue", "destination_queue"
+        ).order_by("name")
+        self.fields["propagations"].label_from_instance = lambda p: (
+            f"{p.name} ({p.source_queue.name} → {p.destination_queue.name})"
+        )
+        self.fields["master"].widget.attrs["placeholder"] = settings.SPARK_MASTER
+        self.fields["master"].help_text = f"Empty: SPARK_MASTER ({settings.SPARK_MASTER})."
+
+    def service_kwargs(self) -> dict[str, Any]:
+        d = self.cleaned_data
+        return {
+            "name": d.get("name", "").strip(),
+            "source_queue": d["source_queue"],
+            "destinations": list(d.get("destinations") or []),
+            "propagations": list(d.get("propagations") or []),
+            "selection": d["selection"],
+            "enq_time_from": d.get("enq_time_from"),
+            "enq_time_to": d.get("enq_time_to"),
+            "correlation": d.get("correlation", ""),
+            "condition": d.get("condition", ""),
+            "mode": d["mode"],
+            "dry_run": bool(d.get("dry_run")),
+            "master": d.get("master", "").strip(),
+            "executors": d["executors"],
+            "executor_cores": d["executor_cores"],
+            "executor_memory": d["executor_memory"],
+        }

@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import django_tables2 as tables
-from django.utils.html import format_html
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 
-from jobs.models import Propagation, PropagationRun
+from jobs.models import Propagation, PropagationRun, SparkJob
 from jobs.templatetags.propagation import age, state_badge
+from jobs.templatetags.spark import seconds, spark_progress, spark_state_badge
 
 ATTRS = {"class": "table table-sm table-hover align-middle"}
 
@@ -133,3 +135,92 @@ class PropagationRunTable(tables.Table):
     def render_error(self, value: str) -> Any:
         short = value if len(value) <= 80 else value[:79] + "…"
         return format_html('<span class="text-danger" title="{}">{}</span>', value, short)
+
+
+def _spark_job_url(record: SparkJob) -> str:
+    return reverse("spark:job", args=[record.pk])
+
+
+class SparkJobTable(tables.Table):
+    """Spark jobs from selectors.spark_job_list (counters annotated, destinations prefetched)."""
+
+    id = tables.Column(verbose_name="Job", linkify=_spark_job_url)
+    name = tables.Column(linkify=_spark_job_url)
+    source_queue = tables.Column(
+        verbose_name="Source", linkify=lambda record: record.source_queue.get_absolute_url()
+    )
+    destinations = tables.Column(empty_values=(), orderable=False, verbose_name="Destinations")
+    mode = tables.Column()
+    state = tables.Column()
+    progress = tables.Column(
+        empty_values=(), verbose_name="Progress", order_by=("tasks_done", "tasks_total")
+    )
+    read = tables.Column(verbose_name="Read")
+    propagated_total = tables.Column(verbose_name="Propagated")
+    exceptions = tables.Column(verbose_name="Exceptions")
+    duration = tables.Column(empty_values=(), orderable=False, verbose_name="Duration")
+    submitted = tables.Column(empty_values=(), verbose_name="Submitted", order_by=("submitted_at",))
+
+    class Meta:
+        model = SparkJob
+        fields = (
+            "id",
+            "name",
+            "source_queue",
+            "destinations",
+            "mode",
+            "state",
+            "progress",
+            "read",
+            "propagated_total",
+            "exceptions",
+            "duration",
+            "submitted",
+        )
+        attrs = ATTRS
+        row_attrs = {"data-spark-job": lambda record: record.pk}
+        empty_text = "No Spark jobs."
+
+    def render_destinations(self, record: SparkJob) -> Any:
+        return format_html_join(
+            ", ",
+            '<a href="{}">{}</a>{}',
+            (
+                (
+                    d.queue.get_absolute_url(),
+                    d.queue.name,
+                    format_html(' <span class="text-muted">via {}</span>', d.propagation.name)
+                    if d.propagation_id
+                    else "",
+                )
+                for d in record.destinations.all()
+            ),
+        )
+
+    def render_mode(self, value: str, record: SparkJob) -> Any:
+        badge = (
+            format_html(' <span class="badge text-bg-info text-dark" data-dry-run>dry run</span>')
+            if record.dry_run
+            else ""
+        )
+        return format_html("{}{}", record.mode, badge)
+
+    def render_state(self, value: str) -> Any:
+        return spark_state_badge(value)
+
+    def render_progress(self, record: SparkJob) -> Any:
+        return spark_progress(record)
+
+    def render_exceptions(self, value: int) -> Any:
+        return format_html('<span class="text-danger fw-semibold">{}</span>', value) if value else 0
+
+    def render_duration(self, record: SparkJob) -> str:
+        return seconds(record.duration)
+
+    def render_submitted(self, record: SparkJob) -> Any:
+        return format_html(
+            '{} <span class="text-muted" title="{}">{} ago</span>',
+            record.submitted_by or "—",
+            record.submitted_at.isoformat(),
+            age(record.submitted_at),
+        )

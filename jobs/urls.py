@@ -40,3 +40,13 @@ urlpatterns = [
     ),
     path("<int:pk>/unschedule/", views.schedule_delete, name="schedule_delete"),
 ]
+
+# Spark bulk propagation jobs: their own section of the console (/spark/, namespace "spark").
+spark_urlpatterns = [
+    path("", views.SparkJobListView.as_view(), name="job_list"),
+    path("new/", views.spark_job_add, name="job_add"),
+    path("<int:pk>/", views.spark_job_detail, name="job"),
+    path("<int:pk>/status/", views.spark_job_status, name="job_status"),
+    path("<int:pk>/cancel/", views.spark_job_action, {"verb": "cancel"}, name="job_cancel"),
+    path("<int:pk>/rerun/", views.spark_job_action, {"verb": "rerun"}, name="job_rerun"),
+]

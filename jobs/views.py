@@ -14,11 +14,17 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from core.choices import Capability
 from core.generic import ObjectListView, form_page, require, run_action
 from jobs import selectors, services
-from jobs.filtersets import PropagationFilterSet, PropagationRunFilterSet
-from jobs.forms import MaintenanceForm, PropagationCreateForm, PropagationEditForm, ScheduleForm
-from jobs.models import Propagation, PropagationSchedule
+from jobs.filtersets import PropagationFilterSet, PropagationRunFilterSet, SparkJobFilterSet
+from jobs.forms import (
+    MaintenanceForm,
+    PropagationCreateForm,
+    PropagationEditForm,
+    ScheduleForm,
+    SparkJobForm,
+)
+from jobs.models import Propagation, PropagationSchedule, SparkJob
 from jobs.schedule import parse_next_time
-from jobs.tables import PropagationRunTable, PropagationTable
+from jobs.tables import PropagationRunTable, PropagationTable, SparkJobTable
 
 HISTORY_RUNS = 30  # runs shown on a propagation's page; the runs page has them all
 
@@ -325,3 +331,100 @@ def trace(request: HttpRequest) -> HttpResponse:
         },
         status=400 if form.errors else 200,
     )
+
+
+# --- Spark bulk propagation jobs -----------------------------------------------------------------
+
+
+class SparkJobListView(ObjectListView):
+    title = "Spark jobs"
+    table_class = SparkJobTable
+    filterset_class = SparkJobFilterSet
+    selector = staticmethod(selectors.spark_job_list)
+    template_name = "jobs/spark_list.html"
+
+    def get_template_names(self) -> list[str]:
+        # The table polls itself (every few seconds) with the page's own URL and filters.
+        if getattr(self.request, "htmx", False) and not self.request.htmx.boosted:
+            return ["jobs/_spark_table.html"]
+        return [self.template_name]
+
+
+def _spark_get(pk: int) -> SparkJob:
+    try:
+        return selectors.spark_job_get(pk)
+    except SparkJob.DoesNotExist as exc:
+        raise Http404("No such Spark job.") from exc
+
+
+def _spark_status_context(job: SparkJob) -> dict[str, Any]:
+    from jobs.choices import SPARK_ACTIVE_STATES, SparkJobState
+
+    counters = selectors.spark_job_counters(job)
+    dry = job.dry_run_result or {}
+    return {
+        "object": job,
+        "counters": counters,
+        "parts": list(selectors.spark_job_parts(job)),
+        "destination_names": list(counters["propagated"]),
+        "dry_run_rows": sorted((dry.get("per_destination") or {}).items()),
+        "active": job.state in SPARK_ACTIVE_STATES,
+        "can_cancel": job.state in SPARK_ACTIVE_STATES,
+        "can_rerun": job.state in (SparkJobState.FAILED, SparkJobState.CANCELLED),
+    }
+
+
+def spark_job_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    from django.conf import settings
+
+    require(request, Capability.VIEW)
+    ctx = _spark_status_context(_spark_get(pk))
+    ctx.update(default_master=settings.SPARK_MASTER, title=str(ctx["object"]))
+    return render(request, "jobs/spark_detail.html", ctx)
+
+
+def spark_job_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """The detail page's live part (HTMX polls it while the job is SUBMITTED or RUNNING)."""
+    require(request, Capability.VIEW)
+    return render(request, "jobs/_spark_status.html", _spark_status_context(_spark_get(pk)))
+
+
+def spark_job_add(request: HttpRequest) -> HttpResponse:
+    """Submit a bulk propagation job. Every role sees the form; submitting needs OPERATE."""
+    from django.conf import settings
+
+    require(request, Capability.VIEW if request.method in ("GET", "HEAD") else Capability.OPERATE)
+    form = SparkJobForm(request.POST or None)
+    return form_page(
+        request,
+        form,
+        lambda: services.spark_job_submit(user=request.user, **form.service_kwargs()),
+        title="Submit a Spark job",
+        success=lambda job: redirect("spark:job", pk=job.pk),
+        template="jobs/spark_form.html",
+        context={"submit_label": "Submit", "default_master": settings.SPARK_MASTER},
+    )
+
+
+SPARK_ACTIONS: dict[str, tuple[Callable[..., Any], str]] = {
+    "cancel": (services.spark_job_cancel, "Spark job {pk}: cancel requested."),
+    "rerun": (
+        services.spark_job_rerun,
+        "Spark job {pk} submitted again (attempt {{result.attempt}}).",
+    ),
+}
+
+
+def spark_job_action(request: HttpRequest, pk: int, verb: str) -> HttpResponse:
+    """Cancel or Re-run. One the state does not allow comes back as the service's Conflict
+    message and changes nothing."""
+    service, success = SPARK_ACTIONS[verb]
+    require(request, Capability.OPERATE)
+    job = get_object_or_404(SparkJob, pk=pk)
+    if request.method == "POST":
+        run_action(
+            request,
+            lambda: service(user=request.user, job=job),
+            success.format(pk=job.pk),
+        )
+    return redirect("spark:job", pk=job.pk)

@@ -13,8 +13,16 @@ from rest_framework import serializers
 
 from core.validators import name_validator
 from jobs import selectors
-from jobs.choices import ScheduleState
-from jobs.models import Maintenance, Propagation, PropagationRun, PropagationSchedule
+from jobs.choices import ScheduleState, SparkJobState, SparkMode, SparkSelection
+from jobs.models import (
+    Maintenance,
+    Propagation,
+    PropagationRun,
+    PropagationSchedule,
+    SparkJob,
+    SparkJobDestination,
+    SparkJobPart,
+)
 from queues.models import Queue
 from rules.models import RuleSet
 
@@ -433,3 +441,175 @@ class TraceSerializer(serializers.Serializer):
         if "msgid" not in attrs and "queue" not in attrs:
             raise serializers.ValidationError({"queue": ["Say which queue the message is in."]})
         return attrs
+
+
+# --- Spark bulk propagation jobs -----------------------------------------------------------------
+
+
+class SparkJobDestinationSerializer(serializers.ModelSerializer):
+    queue = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    propagation = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
+
+    class Meta:
+        model = SparkJobDestination
+        fields = ["queue", "propagation", "position"]
+        read_only_fields = fields
+
+
+class SparkJobPartSerializer(serializers.ModelSerializer):
+    propagated = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Messages written per destination queue name."
+    )
+
+    class Meta:
+        model = SparkJobPart
+        fields = [
+            "part_no",
+            "attempt",
+            "read",
+            "discarded",
+            "exceptions",
+            "gone",
+            "propagated",
+            "done_at",
+        ]
+        read_only_fields = fields
+
+
+class SparkJobSerializer(serializers.ModelSerializer):
+    """A Spark job as the lists show it: its definition, state, progress and the counters summed
+    from its committed parts (selectors.spark_job_list's annotations)."""
+
+    source_queue = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    destinations = SparkJobDestinationSerializer(many=True, read_only=True)
+    state = serializers.ChoiceField(choices=SparkJobState.choices, read_only=True)
+    read = serializers.IntegerField(read_only=True, help_text="Source messages read.")
+    discarded = serializers.IntegerField(read_only=True, help_text="Discarded by rule sets.")
+    exceptions = serializers.IntegerField(
+        read_only=True, help_text="Copies sent to an exception queue."
+    )
+    gone = serializers.IntegerField(
+        read_only=True, help_text="Dequeued by someone else between read and write."
+    )
+    propagated_total = serializers.IntegerField(
+        read_only=True, help_text="Messages written, all destinations together."
+    )
+    duration = serializers.FloatField(read_only=True, allow_null=True, help_text="Seconds.")
+
+    class Meta:
+        model = SparkJob
+        fields = [
+            "id",
+            "name",
+            "source_queue",
+            "destinations",
+            "selection",
+            "enq_time_from",
+            "enq_time_to",
+            "correlation",
+            "condition",
+            "mode",
+            "dry_run",
+            "master",
+            "executors",
+            "executor_cores",
+            "executor_memory",
+            "state",
+            "cancel_requested",
+            "attempt",
+            "app_id",
+            "tasks_done",
+            "tasks_total",
+            "read",
+            "discarded",
+            "exceptions",
+            "gone",
+            "propagated_total",
+            "worker",
+            "submitted_by",
+            "submitted_at",
+            "started_at",
+            "finished_at",
+            "heartbeat_at",
+            "duration",
+            "error",
+            "dry_run_result",
+        ]
+        read_only_fields = fields
+
+
+class SparkJobDetailSerializer(SparkJobSerializer):
+    """One Spark job: everything the list shows, propagated per destination, its parts, the
+    frozen spec and the tail of the driver log."""
+
+    propagated = serializers.SerializerMethodField(
+        help_text="Messages written per destination queue name (committed parts)."
+    )
+    parts = serializers.SerializerMethodField()
+
+    class Meta(SparkJobSerializer.Meta):
+        fields = [
+            *SparkJobSerializer.Meta.fields,
+            "propagated",
+            "parts",
+            "spec",
+            "celery_task_id",
+            "pid",
+            "driver_log_tail",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.DictField(child=serializers.IntegerField()))
+    def get_propagated(self, obj: SparkJob) -> dict[str, int]:
+        return selectors.spark_job_counters(obj)["propagated"]
+
+    @extend_schema_field(SparkJobPartSerializer(many=True))
+    def get_parts(self, obj: SparkJob) -> list[dict[str, Any]]:
+        return SparkJobPartSerializer(selectors.spark_job_parts(obj), many=True).data
+
+
+class SparkJobCreateSerializer(serializers.Serializer):
+    """A bulk propagation job. Shape only: jobs.services.spark_job_submit checks the meaning
+    (destinations, selection, master, sizes) and names the field at fault."""
+
+    name = serializers.CharField(required=False, allow_blank=True, max_length=128, default="")
+    source_queue = _queue_field(help_text="Name or id.")
+    destinations = serializers.ListField(
+        child=_queue_field(),
+        required=False,
+        default=list,
+        help_text="Names or ids of queues that get the messages as they are.",
+    )
+    propagations = serializers.ListField(
+        child=NameOrIdRelatedField(
+            kind="propagation",
+            queryset=Propagation.objects.select_related("source_queue", "destination_queue"),
+        ),
+        required=False,
+        default=list,
+        help_text="Names or ids of propagations out of the source: their rule sets and "
+        "transformations decide what their destination gets.",
+    )
+    selection = serializers.ChoiceField(
+        choices=SparkSelection.choices, default=SparkSelection.ALL_READY
+    )
+    enq_time_from = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    enq_time_to = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    correlation = serializers.CharField(
+        required=False, allow_blank=True, max_length=128, default=""
+    )
+    condition = serializers.CharField(
+        required=False, allow_blank=True, max_length=20_000, default="", trim_whitespace=False
+    )
+    mode = serializers.ChoiceField(choices=SparkMode.choices, default=SparkMode.COPY)
+    dry_run = serializers.BooleanField(default=False)
+    master = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=255,
+        default="",
+        help_text="local, local[N], local[*] or spark://HOST:PORT; blank: SPARK_MASTER.",
+    )
+    executors = serializers.IntegerField(default=1, max_value=PG_INT_MAX)
+    executor_cores = serializers.IntegerField(default=1, max_value=PG_INT_MAX)
+    executor_memory = serializers.CharField(default="1g", max_length=16, help_text="512m, 2g, …")

@@ -7,6 +7,7 @@ router = DefaultRouter()
 router.register("propagations", views.PropagationViewSet, basename="propagation")
 router.register("propagation-runs", views.PropagationRunViewSet, basename="propagationrun")
 router.register("workers", views.WorkerViewSet, basename="worker")
+router.register("spark-jobs", views.SparkJobViewSet, basename="sparkjob")
 
 # One-of-a-kind resources, not collections: plain views the merged API router cannot hold.
 singletons = [

@@ -19,8 +19,8 @@ from core.choices import Capability
 from jobs import selectors, services
 from jobs.api import serializers as s
 from jobs.choices import RunState
-from jobs.filtersets import PropagationFilterSet, PropagationRunFilterSet
-from jobs.models import Propagation, PropagationRun
+from jobs.filtersets import PropagationFilterSet, PropagationRunFilterSet, SparkJobFilterSet
+from jobs.models import Propagation, PropagationRun, SparkJob
 
 
 def _shown(propagation: Propagation) -> dict[str, Any]:
@@ -246,3 +246,53 @@ class TraceView(APIView):
         d = ser.validated_data
         message, holder = selectors.trace_message(message=d.get("message"), msgid=d.get("msgid"))
         return Response(selectors.trace(queue=d.get("queue") or holder, message=message))
+
+
+def _spark_shown(job: SparkJob) -> dict[str, Any]:
+    """A job as retrieve shows it, re-read after a write (state, attempt, counters)."""
+    return s.SparkJobDetailSerializer(selectors.spark_job_get(job.pk)).data
+
+
+class SparkJobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Spark bulk propagation jobs: submit, follow, cancel, re-run. Each verb is one service,
+    refused with 409 when the job's state does not allow it; a job is never changed or deleted
+    through the API (a re-run is a new attempt of the same job)."""
+
+    filterset_class = SparkJobFilterSet
+    ordering_fields = ["id", "submitted_at", "finished_at", "state", "read", "propagated_total"]
+    lookup_value_regex = r"\d+"
+    capability = Capability.OPERATE  # submit, cancel and re-run; reads need VIEW
+
+    def get_queryset(self) -> QuerySet[SparkJob]:
+        return selectors.spark_job_list()
+
+    def get_serializer_class(self):  # type: ignore[no-untyped-def]
+        if self.action == "create":
+            return s.SparkJobCreateSerializer
+        if self.action == "list":
+            return s.SparkJobSerializer
+        return s.SparkJobDetailSerializer
+
+    @extend_schema(request=s.SparkJobCreateSerializer, responses={201: s.SparkJobDetailSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Submit a job (SUBMITTED; its Celery task is sent after commit)."""
+        ser = s.SparkJobCreateSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        job = services.spark_job_submit(user=request.user, **ser.validated_data)
+        return Response(_spark_shown(job), status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses=s.SparkJobDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
+        """Cancel a SUBMITTED or RUNNING job (409 otherwise). One no worker took yet is
+        CANCELLED at once; a running one when its task has killed the driver."""
+        job = services.spark_job_cancel(user=request.user, job=self.get_object())
+        return Response(_spark_shown(job))
+
+    @extend_schema(request=None, responses=s.SparkJobDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def rerun(self, request: Request, pk: str | None = None) -> Response:
+        """Run a FAILED or CANCELLED job again as a new attempt (409 otherwise); parts an earlier
+        attempt committed are skipped, never written twice."""
+        job = services.spark_job_rerun(user=request.user, job=self.get_object())
+        return Response(_spark_shown(job))
