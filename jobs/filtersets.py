@@ -90,7 +90,10 @@ class PropagationRunFilterSet(BaseFilterSet):
 class SparkJobFilterSet(BaseFilterSet):
     q = django_filters.CharFilter(method="search", label="Search")
     state = django_filters.MultipleChoiceFilter(choices=SparkJobState.choices, label="State")
-    mode = django_filters.ChoiceFilter(choices=SparkMode.choices, empty_label="Any")
+    # The short names (Copy, Move): the choices' long labels explain them on the submit form.
+    mode = django_filters.ChoiceFilter(
+        choices=[(m.value, m.name.title()) for m in SparkMode], empty_label="Any"
+    )
     source_queue = django_filters.ModelChoiceFilter(queryset=Queue.objects.all())
     submitted_by = django_filters.CharFilter(lookup_expr="iexact", label="Submitted by")
 

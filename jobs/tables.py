@@ -8,6 +8,7 @@ from typing import Any
 import django_tables2 as tables
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
 from jobs.models import Propagation, PropagationRun, SparkJob
 from jobs.templatetags.propagation import age, state_badge
@@ -197,16 +198,16 @@ class SparkJobTable(tables.Table):
             ),
         )
 
-    def render_mode(self, value: str, record: SparkJob) -> Any:
+    def render_mode(self, record: SparkJob) -> Any:
         badge = (
-            format_html(' <span class="badge text-bg-info text-dark" data-dry-run>dry run</span>')
+            mark_safe(' <span class="badge text-bg-info text-dark" data-dry-run>dry run</span>')
             if record.dry_run
             else ""
         )
         return format_html("{}{}", record.mode, badge)
 
-    def render_state(self, value: str) -> Any:
-        return spark_state_badge(value)
+    def render_state(self, record: SparkJob) -> Any:
+        return spark_state_badge(record.state)  # ``value`` would be the label
 
     def render_progress(self, record: SparkJob) -> Any:
         return spark_progress(record)
