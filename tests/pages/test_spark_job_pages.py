@@ -329,7 +329,7 @@ def test_the_detail_page_shows_the_job_its_counters_and_parts(monitor_client, jo
     assert '<pre class="border rounded bg-light p-2 small text-danger" id="spark-error"' in html
     assert "Traceback: &lt;boom&gt; &amp; more" in html
     assert "WARN line 2" in html
-    assert "local[2]" in html and "3 × 2 cores, 2g" in html
+    assert "local[2]" in html and "3 \u00d7 2 cores, 2g" in html
     assert 'id="spark-attempt">2<' in html
     assert "hx-trigger" not in html.split('id="spark-status"', 1)[1].split(">", 1)[0]
 
