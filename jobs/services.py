@@ -647,10 +647,12 @@ def _spark_destinations(
 
 
 def _spark_check_condition(condition: str) -> None:
+    from queues.engine import QUEUE_RULE_VARIABLES
     from rules.lang import ConditionError, parse, validate
 
     try:
-        validate(parse(condition))
+        # The variables of a dequeue condition: the job selects messages of a queue.
+        validate(parse(condition), variables=QUEUE_RULE_VARIABLES)
     except ConditionError as exc:
         raise DomainError(str(exc), field="condition") from exc
 

@@ -166,6 +166,7 @@ def build_spec(job: Any) -> dict[str, Any]:
             "enq_time_to": job.enq_time_to.isoformat() if job.enq_time_to else None,
             "correlation": job.correlation or None,
             "condition": job.condition or None,
+            "variables": dict(engine.QUEUE_RULE_VARIABLES),
         },
         "destinations": dests,
         "needs_rows": conditions,

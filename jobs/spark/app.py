@@ -80,7 +80,7 @@ def decisions(df: Any, spec: dict[str, Any]) -> Any:
 
     sel = spec["selection"].get("condition")
     if sel:
-        df = df.filter(_rule_columns([{"condition": sel, "variables": None}])[0])
+        df = df.filter(_rule_columns([spec["selection"]])[0])
     takes, txs = [], []
     for i, d in enumerate(spec["destinations"]):
         pos = d.get("positive")
