@@ -23,10 +23,20 @@ def state_badge(state: str | None) -> SafeString:
         label = ScheduleState(state).label
     except ValueError:
         label = state or "—"
-    colour = state_colour(state)
+    return badge(label, state_colour(state), "data-state", state)
+
+
+def badge(label: str, colour: str, data_attribute: str, value: str) -> SafeString:
+    """A Bootstrap badge of ``colour`` carrying ``data_attribute="value"`` for tests and scripts;
+    dark text on the light colours."""
     text = " text-dark" if colour in ("light", "warning", "info") else ""
     return format_html(
-        '<span class="badge text-bg-{}{}" data-state="{}">{}</span>', colour, text, state, label
+        '<span class="badge text-bg-{}{}" {}="{}">{}</span>',
+        colour,
+        text,
+        data_attribute,
+        value,
+        label,
     )
 
 

@@ -9,6 +9,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from jobs.choices import SPARK_STATE_COLOURS, SparkJobState
+from jobs.templatetags.propagation import badge
 
 register = template.Library()
 
@@ -21,15 +22,7 @@ def spark_state_badge(state: str | None) -> SafeString:
         label = SparkJobState(state).label
     except ValueError:
         label = state or "—"
-    colour = SPARK_STATE_COLOURS.get(state, "secondary")
-    text = " text-dark" if colour in ("light", "warning", "info") else ""
-    return format_html(
-        '<span class="badge text-bg-{}{}" data-spark-state="{}">{}</span>',
-        colour,
-        text,
-        state,
-        label,
-    )
+    return badge(label, SPARK_STATE_COLOURS.get(state, "secondary"), "data-spark-state", state)
 
 
 @register.filter
