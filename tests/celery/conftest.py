@@ -189,8 +189,10 @@ class CeleryProcesses:
         self.procs.append(p)
         return p
 
-    def worker(self, name: str, *, concurrency: int = 4) -> CeleryProcess:
+    def worker(self, name: str, *, concurrency: int = 4, spark: bool = False) -> CeleryProcess:
         queues = f"celery,{self.settings.AQ_PROPAGATION['QUEUE']}"
+        if spark:
+            queues += f",{self.settings.AQ_SPARK['QUEUE']}"
         return self._start(
             name,
             [
