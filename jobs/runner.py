@@ -479,15 +479,9 @@ def destination_copy(m: engine.DequeuedMessage, out: Any, *, unchanged: bool) ->
         kind, type_name, payload = m.kind, m.type_name, m.payload
     else:
         # Imported here, not per call above: an import statement costs on every message.
-        from rules.lang.pipeline import message_to_json
+        from rules.lang.pipeline import message_content
 
-        j = message_to_json(out)
-        k = str(j.get("kind", "user")).upper() if isinstance(j, dict) else "USER"
-        if k == "USER":
-            kind, type_name, payload = "USER", j.get("type_name") or m.type_name, j.get("payload")
-        else:
-            kind, type_name = k, m.type_name
-            payload = {key: val for key, val in j.items() if key != "kind"}
+        kind, type_name, payload = message_content(out, type_name=m.type_name)
     return engine.NewMessage(
         payload=payload,
         priority=m.priority,

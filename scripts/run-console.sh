@@ -23,7 +23,7 @@ say() { printf '==> %s\n' "$*"; }
 source "$ROOT/scripts/lib-install.sh"
 ensure_venv "$PYTHON"
 ensure_project_installed "."
-ensure_java optional
+ensure_java
 PY="$ROOT/.venv/bin/python"
 export PATH="$ROOT/.venv/bin:$PATH"
 
@@ -132,7 +132,7 @@ start() {
     NAMES+=("$name")
 }
 
-say "starting the web server, two Celery workers and Celery beat (logs in var/log/)"
+say "starting the web server, three Celery workers and Celery beat (logs in var/log/)"
 start web gunicorn console.wsgi:application --bind "$HOST:$PORT" \
     --workers "${WEB_WORKERS:-2}" --threads "${WEB_THREADS:-4}" --worker-class gthread \
     --timeout 120 --graceful-timeout 10 --access-logfile - --error-logfile -
@@ -142,6 +142,10 @@ start worker celery -A console worker --loglevel INFO --concurrency "${WORKER_CO
 # their own (threads: a waiting window costs a thread and a connection, not a process).
 start propagation celery -A console worker --loglevel INFO --queues propagation --pool threads \
     --concurrency "${PROPAGATION_CONCURRENCY:-8}" --hostname "propagation@%h"
+# Spark bulk jobs: a task follows its spark-submit for the job's whole run (threads: a job costs
+# a thread waiting on a subprocess; the driver itself is a process of its own).
+start spark celery -A console worker --loglevel INFO --queues spark --pool threads \
+    --concurrency "${SPARK_CONCURRENCY:-2}" --hostname "spark@%h"
 start beat celery -A console beat --loglevel INFO \
     --schedule "$VAR/celerybeat-schedule" --pidfile=
 

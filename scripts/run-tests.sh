@@ -24,7 +24,7 @@ if [ ! -x /usr/bin/chromium ]; then
     say "installing Debian's chromium for the browser tests"
     apt_install chromium || { echo "Could not install chromium." >&2; exit 1; }
 fi
-ensure_java optional
+ensure_java
 
 # --- services ------------------------------------------------------------------------------------
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }

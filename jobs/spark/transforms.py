@@ -47,7 +47,7 @@ def transform_one(
     result: both go to the exception queue with the reason)."""
     from queues.engine import InvalidMessage, NewMessage, validate_message
     from rules.lang import MessageError, message_from_queue
-    from rules.lang.pipeline import message_to_json, run_transformations
+    from rules.lang.pipeline import message_content, run_transformations
     from rules.lang.transform import TransformationError
 
     try:
@@ -61,13 +61,7 @@ def transform_one(
         return ("error", None, None, None, f"{type(exc).__name__}: {exc}")
     if out is None:
         return ("discard", None, None, None, None)
-    j = message_to_json(out)
-    k = str(j.get("kind", "user")).upper() if isinstance(j, dict) else "USER"
-    if k == "USER":
-        new_kind, new_type, new_payload = "USER", j.get("type_name") or type_name, j.get("payload")
-    else:
-        new_kind, new_type = k, type_name
-        new_payload = {key: val for key, val in j.items() if key != "kind"}
+    new_kind, new_type, new_payload = message_content(out, type_name=type_name)
     try:
         validate_message(
             _queue_info(json.dumps(dest["queue_info"], sort_keys=True)),

@@ -198,6 +198,17 @@ def apply(
 apply_rules = apply
 
 
+def message_content(message: Any, *, type_name: str | None) -> tuple[str, str | None, Any]:
+    """(kind, type name, payload) of a transformed message as a queue stores it: a user message
+    keeps the original type name unless the transformation set one; a change record is stored
+    as its JSON object without ``kind``. Propagation runs and Spark jobs both copy this way."""
+    j = message_to_json(message)
+    k = str(j.get("kind", "user")).upper() if isinstance(j, dict) else "USER"
+    if k == "USER":
+        return "USER", j.get("type_name") or type_name, j.get("payload")
+    return k, type_name, {key: val for key, val in j.items() if key != "kind"}
+
+
 def message_to_json(message: Any) -> Any:
     """A message in the JSON shape ``message_from_json`` reads (RAW as hex, dates as ISO text,
     NUMBERs as JSON numbers when exact, else as text)."""
