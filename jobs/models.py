@@ -321,7 +321,7 @@ class SparkJobPart(models.Model):
     discarded = models.BigIntegerField(default=0)
     exceptions = models.BigIntegerField(default=0)
     gone = models.BigIntegerField(default=0)  # dequeued by someone else between read and write
-    propagated = models.JSONField(default=dict)  # {destination queue id: count}
+    propagated = models.JSONField(default=dict)  # {destination queue name: count}
     done_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

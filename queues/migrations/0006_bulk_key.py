@@ -4,24 +4,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('queues', '0005_subscriber_rule'),
+        ("queues", "0005_subscriber_rule"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='message',
-            name='bulk_job_id',
+            model_name="message",
+            name="bulk_job_id",
             field=models.BigIntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='message',
-            name='bulk_source_id',
+            model_name="message",
+            name="bulk_source_id",
             field=models.BigIntegerField(blank=True, null=True),
         ),
         migrations.AddConstraint(
-            model_name='message',
-            constraint=models.UniqueConstraint(condition=models.Q(('bulk_job_id__isnull', False)), fields=('queue', 'bulk_job_id', 'bulk_source_id'), name='aq_message_bulk_key'),
+            model_name="message",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("bulk_job_id__isnull", False)),
+                fields=("queue", "bulk_job_id", "bulk_source_id"),
+                name="aq_message_bulk_key",
+            ),
         ),
     ]
