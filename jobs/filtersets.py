@@ -103,7 +103,5 @@ class SparkJobFilterSet(BaseFilterSet):
 
     def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return queryset.filter(
-            Q(name__icontains=value)
-            | Q(app_id__icontains=value)
-            | Q(source_queue__name__icontains=value)
+            Q(name__icontains=value) | Q(app_id__icontains=value) | Q(source_name__icontains=value)
         )

@@ -227,9 +227,12 @@ class SparkJob(models.Model):
     idempotency keys (``aq_message.bulk_job_id``/``bulk_source_id``) still mean the same rows."""
 
     name = models.CharField(max_length=128, blank=True)
+    # A job is history: dropping its queues or propagations later keeps it, by name. A running
+    # job whose queue is dropped fails at its next part (nothing of that part is written).
     source_queue = models.ForeignKey(
-        "queues.Queue", on_delete=models.PROTECT, related_name="spark_jobs"
+        "queues.Queue", null=True, on_delete=models.SET_NULL, related_name="spark_jobs"
     )
+    source_name = models.CharField(max_length=128)
     selection = models.CharField(
         max_length=16, choices=SparkSelection.choices, default=SparkSelection.ALL_READY
     )
@@ -293,20 +296,24 @@ class SparkJobDestination(models.Model):
     consumes."""
 
     job = models.ForeignKey(SparkJob, on_delete=models.CASCADE, related_name="destinations")
-    queue = models.ForeignKey("queues.Queue", on_delete=models.PROTECT, related_name="+")
-    propagation = models.ForeignKey(
-        Propagation, null=True, blank=True, on_delete=models.PROTECT, related_name="spark_jobs"
+    queue = models.ForeignKey(
+        "queues.Queue", null=True, on_delete=models.SET_NULL, related_name="spark_destinations"
     )
+    queue_name = models.CharField(max_length=128)
+    propagation = models.ForeignKey(
+        Propagation, null=True, blank=True, on_delete=models.SET_NULL, related_name="spark_jobs"
+    )
+    propagation_name = models.CharField(max_length=128, blank=True)
     position = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["job", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["job", "queue"], name="spark_destination_unique"),
+            models.UniqueConstraint(fields=["job", "queue_name"], name="spark_destination_unique"),
         ]
 
     def __str__(self) -> str:
-        return self.propagation.name if self.propagation_id else str(self.queue)
+        return self.propagation_name or self.queue_name
 
 
 class SparkJobPart(models.Model):
@@ -322,6 +329,9 @@ class SparkJobPart(models.Model):
     exceptions = models.BigIntegerField(default=0)
     gone = models.BigIntegerField(default=0)  # dequeued by someone else between read and write
     propagated = models.JSONField(default=dict)  # {destination queue name: count}
+    # Copy mode keeps failed messages at the source (no exception copy that a replay would
+    # duplicate): the first reasons are kept here.
+    errors = models.JSONField(default=list)
     done_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -469,12 +469,12 @@ def spark_job_counters(job: Any) -> dict[str, Any]:
         )
         by_name = {key: int(n) for key, n in cur.fetchall()}
     if "destinations" in getattr(job, "_prefetched_objects_cache", {}):
-        names = [d.queue.name for d in job.destinations.all()]
+        names = [d.queue_name for d in job.destinations.all()]
     else:
         names = list(
             SparkJobDestination.objects.filter(job=job)
             .order_by("position")
-            .values_list("queue__name", flat=True)
+            .values_list("queue_name", flat=True)
         )
     # Destinations in the job's order; a name no longer among them (a renamed queue) still counts.
     per_destination = {name: by_name.pop(name, 0) for name in names} | by_name

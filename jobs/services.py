@@ -736,6 +736,7 @@ def spark_job_submit(
     job = SparkJob.objects.create(
         name=name,
         source_queue=source_queue,
+        source_name=source_queue.name,
         selection=selection,
         enq_time_from=enq_time_from,
         enq_time_to=enq_time_to,
@@ -751,7 +752,14 @@ def spark_job_submit(
         submitted_by=user.get_username() if user is not None and user.is_authenticated else "",
     )
     SparkJobDestination.objects.bulk_create(
-        SparkJobDestination(job=job, queue=q, propagation=p, position=i)
+        SparkJobDestination(
+            job=job,
+            queue=q,
+            queue_name=q.name,
+            propagation=p,
+            propagation_name=p.name if p is not None else "",
+            position=i,
+        )
         for i, (q, p) in enumerate(pairs)
     )
     _log(user, ChangeAction.ACTION, "spark_job_submit", job, after=object_snapshot(job))
@@ -793,23 +801,25 @@ def spark_job_claim(job_id: int, attempt: int, *, worker: str, task_id: str) -> 
     return SparkJob.objects.get(pk=job_id) if n else None
 
 
-def spark_job_freeze(job: Any, spec: dict[str, Any]) -> None:
-    """Keep the first attempt's spec: later attempts must mean the same parts."""
+def spark_job_freeze(job: Any, spec: dict[str, Any]) -> dict[str, Any]:
+    """Keep the first attempt's spec (shown on the job's page); its ``max_id`` and ``parts``
+    bind every later attempt, so part *p* always means the same messages. Returns the kept one."""
     from jobs.models import SparkJob
 
     SparkJob.objects.filter(pk=job.pk, spec__isnull=True).update(spec=spec)
     job.spec = SparkJob.objects.values_list("spec", flat=True).get(pk=job.pk)
+    return job.spec
 
 
-def spark_job_update(job: Any, **fields: Any) -> None:
-    """Progress written by the following task (only while its attempt is RUNNING)."""
+def spark_job_update(job: Any, **fields: Any) -> int:
+    """Progress written by the following task, only while its attempt is RUNNING: 0 rows means
+    the row is no longer this attempt's to write (reaped, or re-run)."""
     from jobs.choices import SparkJobState
     from jobs.models import SparkJob
 
-    if fields:
-        SparkJob.objects.filter(pk=job.pk, attempt=job.attempt, state=SparkJobState.RUNNING).update(
-            **fields
-        )
+    return SparkJob.objects.filter(
+        pk=job.pk, attempt=job.attempt, state=SparkJobState.RUNNING
+    ).update(**fields)
 
 
 def spark_job_finish(

@@ -10,6 +10,7 @@ group), so cancel is a signal to that group; the application talks back in JSON 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import queue
@@ -77,7 +78,9 @@ def _rules(rule_set: Any, *, transforms: bool) -> list[dict[str, Any]] | None:
     members = rule_set.members.filter(enabled=True).select_related(
         "rule", "rule__evaluation_context", "rule__custom_transform"
     )
-    for m in members.order_by("pk"):
+    # The members' own order (by rule name), as rule_set_spec evaluates them: "the first TRUE
+    # positive rule" picks the same transformation as a propagation's run.
+    for m in members:
         ctx = m.rule.evaluation_context or rule_set.evaluation_context
         item: dict[str, Any] = {
             "name": m.rule.name,
@@ -109,18 +112,11 @@ def _destination(conn: Any, job: Any, d: Any) -> dict[str, Any]:
         "commit_time": info.commit_time,
         "channel": info.channel,
         "queue_info": _queue_dict(info),
-        "subscribers": [],
-        "subscriber_rules": {},
         "propagation": None,
         "subscriber_id": None,
         "positive": None,
         "negative": None,
     }
-    if info.multiple_consumers:
-        out["subscribers"] = sorted(engine.subscriber_ids(conn, info).values())
-        out["subscriber_rules"] = {
-            str(k): v for k, v in engine.subscriber_rules(conn, info).items()
-        }
     p = d.propagation
     if p is not None:
         out.update(
@@ -134,12 +130,17 @@ def _destination(conn: Any, job: Any, d: Any) -> dict[str, Any]:
 
 def build_spec(job: Any) -> dict[str, Any]:
     """Everything the application needs except the connection string (kept out of the database)
-    and the frozen bounds (:func:`freeze`)."""
+    and the frozen bounds (:func:`freeze`). Built anew at every attempt, so a re-run sees the
+    rule sets, transformations and queue settings of now; only the parts are frozen."""
     from queues import engine
     from queues.services import raw_connection
 
     conn = raw_connection()
     src = engine.queue_info(conn, job.source_queue_id)
+    gone = [d.queue_name for d in job.destinations.all() if d.queue_id is None]
+    if job.source_queue_id is None or gone:
+        what = f"queue {job.source_name}" if job.source_queue_id is None else ", ".join(gone)
+        raise SubmitError(f"The job's {what} was dropped since it was submitted.")
     dests = [
         _destination(conn, job, d)
         for d in job.destinations.select_related(
@@ -303,9 +304,27 @@ def check_master(job: Any) -> dict[str, Any] | None:
 def code_zip() -> Path:
     """The pure modules the executors import, for ``--py-files`` (a remote cluster has no copy
     of this project; a local one gets it too, so both run the same way)."""
-    out = Path(settings.VAR_DIR) / "spark" / f"aq-spark-code-{os.getpid()}.zip"
+    files = [ROOT / rel for rel in _CODE]
+    for d in _CODE_DIRS:
+        files.extend(sorted((ROOT / d).glob("*.py")))
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    # Named by content: an upgraded project never ships yesterday's code to the executors.
+    folder = Path(settings.VAR_DIR) / "spark"
+    out = folder / f"aq-spark-code-{digest.hexdigest()[:16]}.zip"
     if out.exists():
         return out
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{out.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+        for path in files:
+            z.write(path, str(path.relative_to(ROOT)))
+    tmp.replace(out)
+    for stale in folder.glob("aq-spark-code-*.zip"):
+        if stale != out and time.time() - stale.stat().st_mtime > 86400:
+            stale.unlink(missing_ok=True)  # a day old: no job still reads it
+    return out
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
@@ -466,25 +485,41 @@ def execute(job_id: int, attempt: int, *, conninfo: str, worker: str, task_id: s
     job = services.spark_job_claim(job_id, attempt, worker=worker, task_id=task_id)
     if job is None:
         return "skipped"
+    path: Path | None = None
     try:
         check_master(job)
-        spec = job.spec
-        if spec is None or not spec.get("parts"):
-            spec = freeze(build_spec(job))
-            services.spark_job_freeze(job, spec)
-        spec = {**spec, "watch_pid": os.getpid(), "dry_run": job.dry_run}
+        spec = build_spec(job)
+        frozen = job.spec
+        if frozen is None or not frozen.get("parts"):
+            services.spark_job_update(job, heartbeat_at=timezone.now())
+            frozen = services.spark_job_freeze(job, freeze(spec))
+        spec.update(max_id=frozen["max_id"], parts=frozen["parts"], selected=frozen.get("selected"))
+        spec["watch_pid"] = os.getpid()
         path = write_spec_file(spec, conninfo, attempt)
         argv, env = command(job, path)
+        if not services.spark_job_update(job, heartbeat_at=timezone.now()):
+            _remove(path)
+            return "skipped"  # reaped or cancelled while it was being prepared
+        log_path = job_dir(job_id) / f"driver-{attempt}.log"
+        driver = Driver(argv, env, log_path)
     except DomainError as exc:
         services.spark_job_finish(job, failed=str(exc))
+        _remove(path)
         return "failed"
     except Exception as exc:  # the row must never stay RUNNING behind a crashed task
         services.spark_job_finish(job, failed=f"{type(exc).__name__}: {exc}")
+        _remove(path)
         raise
-    log_path = job_dir(job_id) / f"driver-{attempt}.log"
-    driver = Driver(argv, env, log_path)
-    services.spark_job_update(job, pid=driver.proc.pid)
-    return follow(job, driver)
+    try:
+        services.spark_job_update(job, pid=driver.proc.pid)
+        return follow(job, driver)
+    finally:
+        _remove(path)  # it holds the connection string
+
+
+def _remove(path: Path | None) -> None:
+    if path is not None:
+        path.unlink(missing_ok=True)
 
 
 def follow(job: Any, driver: Driver) -> str:
@@ -520,7 +555,12 @@ def follow(job: Any, driver: Driver) -> str:
         elif not cancelled and time.monotonic() - started > timeout:
             error = f"the job ran longer than its {timeout:.0f} s limit (AQ_SPARK_TIMEOUT_S)"
             driver.kill()
-        services.spark_job_update(job, heartbeat_at=timezone.now(), **changes)
+        if not services.spark_job_update(job, heartbeat_at=timezone.now(), **changes):
+            # The row is no longer this attempt's (the reaper failed it during a stall, or a
+            # newer attempt took over): stop the driver rather than let it run unsupervised.
+            driver.kill()
+            driver.finish()
+            return "superseded"
         if driver.proc.poll() is not None and driver.events.empty():
             break
     rc = driver.finish()

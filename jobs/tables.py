@@ -138,6 +138,13 @@ class PropagationRunTable(tables.Table):
         return format_html('<span class="text-danger" title="{}">{}</span>', value, short)
 
 
+def _maybe_link(obj: Any, name: str) -> Any:
+    """A link to a queue that still exists; its name alone once it was dropped."""
+    if obj is None:
+        return format_html('{} <span class="text-muted">(dropped)</span>', name)
+    return format_html('<a href="{}">{}</a>', obj.get_absolute_url(), name)
+
+
 def _spark_job_url(record: SparkJob) -> str:
     return reverse("spark:job", args=[record.pk])
 
@@ -148,7 +155,7 @@ class SparkJobTable(tables.Table):
     id = tables.Column(verbose_name="Job", linkify=_spark_job_url)
     name = tables.Column(linkify=_spark_job_url)
     source_queue = tables.Column(
-        verbose_name="Source", linkify=lambda record: record.source_queue.get_absolute_url()
+        verbose_name="Source", accessor="source_name", order_by=("source_name",)
     )
     destinations = tables.Column(empty_values=(), orderable=False, verbose_name="Destinations")
     mode = tables.Column()
@@ -185,18 +192,20 @@ class SparkJobTable(tables.Table):
     def render_destinations(self, record: SparkJob) -> Any:
         return format_html_join(
             ", ",
-            '<a href="{}">{}</a>{}',
+            "{}{}",
             (
                 (
-                    d.queue.get_absolute_url(),
-                    d.queue.name,
-                    format_html(' <span class="text-muted">via {}</span>', d.propagation.name)
-                    if d.propagation_id
+                    _maybe_link(d.queue, d.queue_name),
+                    format_html(' <span class="text-muted">via {}</span>', d.propagation_name)
+                    if d.propagation_name
                     else "",
                 )
                 for d in record.destinations.all()
             ),
         )
+
+    def render_source_queue(self, record: SparkJob) -> Any:
+        return _maybe_link(record.source_queue, record.source_name)
 
     def render_mode(self, record: SparkJob) -> Any:
         badge = (

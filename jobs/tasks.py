@@ -42,7 +42,9 @@ def propagation_reap() -> dict[str, int]:
     return reap()
 
 
-@shared_task(name="jobs.tasks.spark_job_run", bind=True, ignore_result=True, acks_late=True)
+# Not acks_late: a job runs for hours, past a broker's redelivery timeout, and the claim already
+# makes a second delivery harmless.
+@shared_task(name="jobs.tasks.spark_job_run", bind=True, ignore_result=True, acks_late=False)
 def spark_job_run(self: Any, job_id: int, attempt: int) -> str:
     """Submit one attempt of a Spark bulk job with ``spark-submit`` and follow it to its end. A
     redelivered or duplicated task finds the attempt claimed and does nothing."""

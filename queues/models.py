@@ -256,7 +256,9 @@ class Message(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["queue", "bulk_job_id", "bulk_source_id"],
-                condition=models.Q(bulk_job_id__isnull=False),
+                # A copy moved to an exception queue keeps its key but leaves the index, so two
+                # copies of one source message failing in one exception queue never collide.
+                condition=models.Q(bulk_job_id__isnull=False, original_queue__isnull=True),
                 name="aq_message_bulk_key",
             ),
         ]

@@ -447,8 +447,9 @@ class TraceSerializer(serializers.Serializer):
 
 
 class SparkJobDestinationSerializer(serializers.ModelSerializer):
-    queue = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    propagation = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
+    # Names as submitted: a job outlives the queues and propagations it named.
+    queue = serializers.CharField(source="queue_name", read_only=True)
+    propagation = serializers.CharField(source="propagation_name", read_only=True, allow_blank=True)
 
     class Meta:
         model = SparkJobDestination
@@ -470,6 +471,7 @@ class SparkJobPartSerializer(serializers.ModelSerializer):
             "discarded",
             "exceptions",
             "gone",
+            "errors",
             "propagated",
             "done_at",
         ]
@@ -480,7 +482,7 @@ class SparkJobSerializer(serializers.ModelSerializer):
     """A Spark job as the lists show it: its definition, state, progress and the counters summed
     from its committed parts (selectors.spark_job_list's annotations)."""
 
-    source_queue = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    source_queue = serializers.CharField(source="source_name", read_only=True)
     destinations = SparkJobDestinationSerializer(many=True, read_only=True)
     state = serializers.ChoiceField(choices=SparkJobState.choices, read_only=True)
     read = serializers.IntegerField(read_only=True, help_text="Source messages read.")

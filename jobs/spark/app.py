@@ -132,16 +132,19 @@ def _watch(sc: Any, stop: threading.Event, watch_pid: int | None) -> None:
         if watch_pid and not _alive(watch_pid):
             emit("error", message=f"the submitting process {watch_pid} is gone; stopping")
             os._exit(3)
-        done = total = 0
-        for jid in tracker.getJobIdsForGroup(JOB_GROUP):
-            job = tracker.getJobInfo(jid)
-            if job is None:
-                continue
-            for sid in job.stageIds:
-                stage = tracker.getStageInfo(sid)
-                if stage is not None:
-                    done += stage.numCompletedTasks
-                    total += stage.numTasks
+        try:
+            done = total = 0
+            for jid in tracker.getJobIdsForGroup(JOB_GROUP):
+                job = tracker.getJobInfo(jid)
+                if job is None:
+                    continue
+                for sid in job.stageIds:
+                    stage = tracker.getStageInfo(sid)
+                    if stage is not None:
+                        done += stage.numCompletedTasks
+                        total += stage.numTasks
+        except Exception:  # progress is best effort; the orphan watch above must go on
+            continue
         if (done, total) != last and total:
             emit("progress", tasks_done=done, tasks_total=total)
             last = (done, total)

@@ -13,6 +13,7 @@ already committed, and a local run does not retry tasks.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from pyspark.sql.types import StructType
 
 # Reasons are stored in aq_message.exception_reason, a varchar(200).
 _REASON_MAX = 200
+ERRORS_KEPT = 20  # per part, in copy mode
 
 
 class BulkWriteError(Exception):
@@ -38,6 +40,7 @@ class PartResult:
     exceptions: int = 0
     gone: int = 0
     propagated: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -145,8 +148,27 @@ def _claim(conn: psycopg.Connection, spec: dict[str, Any]) -> int:
     return int(n)
 
 
-def _insert(conn: psycopg.Connection, spec: dict[str, Any], d: dict[str, Any]) -> int:
-    """Copy this part's messages that destination ``d`` takes into it; returns how many."""
+def _subscribers(conn: psycopg.Connection, d: dict[str, Any]) -> tuple[list[int], dict[int, str]]:
+    """A multi-consumer destination's subscribers and their rules as they are now (not as at
+    the first attempt: one may have come or gone since). None at all fails the part, as an
+    enqueue refuses a message nobody could dequeue."""
+    if not d["queue_info"]["multiple_consumers"]:
+        return [], {}
+    rows = conn.execute(
+        "SELECT id, rule FROM queues_subscriber WHERE queue_id = %s ORDER BY id", (d["queue_id"],)
+    ).fetchall()
+    if not rows:
+        raise BulkWriteError(
+            f"Queue {d['name']} has no subscribers: a message nobody can dequeue is refused."
+        )
+    return [r[0] for r in rows], {r[0]: r[1] for r in rows if r[1]}
+
+
+def _insert(
+    conn: psycopg.Connection, spec: dict[str, Any], d: dict[str, Any], subs: list[int]
+) -> int:
+    """Copy this part's messages that destination ``d`` takes into it; returns how many.
+    Commit-time destinations get commit_seq 0 here and their number at the very end."""
     src = spec["source"]
     move = spec["mode"] == "MOVE"
     if move and src["multiple_consumers"]:
@@ -155,14 +177,13 @@ def _insert(conn: psycopg.Connection, spec: dict[str, Any], d: dict[str, Any]) -
         claimed = "JOIN bulk_claimed c ON c.id = t.id"
     else:
         claimed = ""
-    cseq = "current_setting('aq.commit_seq')::bigint" if d["commit_time"] else "0"
     sql = f"""
     WITH ins AS (
         INSERT INTO aq_message (queue_id, queue_table_id, state, priority, sort_pri, commit_seq,
                                 kind, type_name, correlation, sender, headers, payload, enq_time,
                                 enq_user, attempts, pending_consumers, exception_reason, replayed,
                                 bulk_job_id, bulk_source_id)
-        SELECT %(dq)s, %(dqt)s, 'READY', m.priority, %(by_pri)s * m.priority, {cseq},
+        SELECT %(dq)s, %(dqt)s, 'READY', m.priority, %(by_pri)s * m.priority, 0,
                coalesce(x.kind, m.kind), coalesce(x.type_name, m.type_name), m.correlation,
                m.sender, m.headers || jsonb_build_object('aq$_source_msgid', m.id),
                coalesce(x.payload::jsonb, m.payload), now(), %(user)s, 0, %(npend)s, '', false,
@@ -172,7 +193,8 @@ def _insert(conn: psycopg.Connection, spec: dict[str, Any], d: dict[str, Any]) -
         LEFT JOIN bulk_tx x ON x.id = t.id AND x.dest = %(dq)s
         WHERE %(dq)s = ANY(t.dests) AND x.error IS NULL
         ORDER BY m.sort_pri, m.commit_seq, m.id
-        ON CONFLICT (queue_id, bulk_job_id, bulk_source_id) WHERE bulk_job_id IS NOT NULL
+        ON CONFLICT (queue_id, bulk_job_id, bulk_source_id)
+            WHERE bulk_job_id IS NOT NULL AND original_queue_id IS NULL
         DO NOTHING
         RETURNING id
     ),
@@ -194,8 +216,8 @@ def _insert(conn: psycopg.Connection, spec: dict[str, Any], d: dict[str, Any]) -
         "dqt": d["queue_table_id"],
         "by_pri": 1 if d["by_priority"] else 0,
         "user": spec["user"],
-        "npend": len(d["subscribers"]),
-        "subs": d["subscribers"],
+        "npend": len(subs),
+        "subs": subs,
         "job": spec["job_id"],
         "src": src["id"],
         "sub": d.get("subscriber_id"),
@@ -204,20 +226,22 @@ def _insert(conn: psycopg.Connection, spec: dict[str, Any], d: dict[str, Any]) -
     return int(conn.execute(sql, params).fetchone()[0])
 
 
-def _no_recipient(conn: psycopg.Connection, spec: dict[str, Any], d: dict[str, Any]) -> list[int]:
+def _no_recipient(
+    conn: psycopg.Connection, spec: dict[str, Any], d: dict[str, Any], rules: dict[int, str]
+) -> list[int]:
     """Subscriber rules of a multi-consumer destination, decided in SQL as an enqueue does. A
     copy that no subscriber takes is removed; the source ids of those go to the exception queue."""
-    if not d.get("subscriber_rules"):
+    if not rules:
         return []
     from queues.engine import rule_sql
 
     parts, params = [], {"dq": d["queue_id"], "job": spec["job_id"]}
-    for sub_id, condition in d["subscriber_rules"].items():
+    for sub_id, condition in rules.items():
         sql, p = rule_sql(condition, field="rule", prefix=f"s{int(sub_id)}_")
         parts.append(f"(mc.subscriber_id = {int(sub_id)} AND NOT (({sql}) IS TRUE))")
         params.update(p)
     scope = (
-        "m.queue_id = %(dq)s AND m.bulk_job_id = %(job)s "
+        "m.queue_id = %(dq)s AND m.bulk_job_id = %(job)s AND m.original_queue_id IS NULL "
         "AND m.bulk_source_id IN (SELECT id FROM bulk_in)"
     )
     conn.execute(
@@ -292,6 +316,9 @@ def _exception_copies(
     return int(rows[0])
 
 
+RETRIES = 5  # a deadlock with a live dequeuer: the whole part is simply done again
+
+
 def write_part(
     conn: psycopg.Connection,
     spec: dict[str, Any],
@@ -301,15 +328,37 @@ def write_part(
     transformed: Sequence[Transformed] = (),
 ) -> PartResult:
     """Write part ``part_no`` (its decided rows: source id → destination queue ids) in one
-    transaction on ``conn`` (autocommit off, no transaction open)."""
+    transaction on ``conn`` (autocommit off, no transaction open). A deadlock or serialization
+    failure rolls the part back whole, so it is retried whole."""
+    for attempt in range(RETRIES):
+        try:
+            return _write_part(conn, spec, part_no, ids, dests, transformed)
+        except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
+            if attempt == RETRIES - 1:
+                raise
+            time.sleep(0.1 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+def _write_part(
+    conn: psycopg.Connection,
+    spec: dict[str, Any],
+    part_no: int,
+    ids: Sequence[int],
+    dests: Sequence[Sequence[int]],
+    transformed: Sequence[Transformed],
+) -> PartResult:
     res = PartResult(part_no)
     by_queue = {d["queue_id"]: d for d in spec["destinations"]}
+    src = spec["source"]
+    move = spec["mode"] == "MOVE"
     with conn.transaction():
         # The marker first: a concurrent attempt of the same part (a speculative or zombie
         # task) blocks here until the other commits or rolls back, then finds it done.
         row = conn.execute(
             "INSERT INTO aq_bulk_part (job_id, part_no, attempt, read, discarded, exceptions, "
-            "gone, propagated, done_at) VALUES (%s, %s, %s, 0, 0, 0, 0, '{}', now()) "
+            "gone, propagated, errors, done_at) "
+            "VALUES (%s, %s, %s, 0, 0, 0, 0, '{}', '[]', now()) "
             "ON CONFLICT (job_id, part_no) DO NOTHING RETURNING id",
             (spec["job_id"], part_no, spec["attempt"]),
         ).fetchone()
@@ -317,6 +366,7 @@ def write_part(
             res.skipped = True
             return res
         _check_queues(conn, spec)
+        subscribers = {d["queue_id"]: _subscribers(conn, d) for d in spec["destinations"]}
         conn.execute(
             "CREATE TEMP TABLE bulk_in (id bigint PRIMARY KEY, dests bigint[]) ON COMMIT DROP"
         )
@@ -331,21 +381,33 @@ def write_part(
                 "COPY bulk_tx (id, dest, kind, type_name, payload, error) FROM STDIN",
                 [(t.id, t.dest, t.kind, t.type_name, t.payload, t.error) for t in transformed],
             )
-        present = conn.execute(
-            "SELECT count(*), count(*) FILTER (WHERE cardinality(t.dests) = 0) "
-            "FROM bulk_in t JOIN aq_message m ON m.id = t.id AND m.queue_id = %s",
-            (spec["source"]["id"],),
-        ).fetchone()
         res.read = len(ids)
-        res.discarded = int(present[1])
-        move = spec["mode"] == "MOVE"
         if move:
-            claimed = _claim(conn, spec)
-            if not spec["source"]["multiple_consumers"]:
-                taken = sum(1 for d in dests if d)
-                res.gone = taken - claimed
+            _claim(conn, spec)
+            # What this part consumed at the source, per message: gone = read but not taken
+            # (another consumer, a lease), discarded = taken by no destination's rules.
+            counts = conn.execute(
+                "SELECT count(DISTINCT c.id), "
+                "count(DISTINCT c.id) FILTER (WHERE cardinality(t.dests) = 0) "
+                "FROM bulk_claimed c JOIN bulk_in t ON t.id = c.id"
+            ).fetchone()
+            taken, discarded_claimed = int(counts[0]), int(counts[1])
+            if src["multiple_consumers"]:
+                res.gone = res.read - taken
+                res.discarded = discarded_claimed
+            else:
+                wanted = sum(1 for d in dests if d)
+                res.gone = wanted - taken
+                # Left at the source: no destination takes them.
+                res.discarded = res.read - wanted
         else:
+            present = conn.execute(
+                "SELECT count(*), count(*) FILTER (WHERE cardinality(t.dests) = 0) "
+                "FROM bulk_in t JOIN aq_message m ON m.id = t.id AND m.queue_id = %s",
+                (src["id"],),
+            ).fetchone()
             res.gone = res.read - int(present[0])
+            res.discarded = int(present[1])
 
         failures: list[tuple[int, int | None, str]] = []
         job = f"spark job {spec['job_id']}"
@@ -353,45 +415,65 @@ def write_part(
             if t.error is not None:
                 d = by_queue[t.dest]
                 failures.append((t.id, d.get("subscriber_id"), f"{job} → {d['name']}: {t.error}"))
-        # Commit-time destinations last: their number is taken under the global commit-order
-        # lock, which is then held only for the rest of this transaction.
-        ordered = sorted(spec["destinations"], key=lambda d: d["commit_time"])
-        numbered = False
-        for d in ordered:
-            if d["commit_time"] and not numbered:
-                conn.execute(
-                    "SELECT pg_advisory_xact_lock(hashtext('aq_commit_seq')), "
-                    "set_config('aq.commit_seq', nextval('aq_commit_seq')::text, true)"
-                )
-                numbered = True
-            n = _insert(conn, spec, d)
-            for sid in _no_recipient(conn, spec, d):
+        for d in spec["destinations"]:
+            subs, rules = subscribers[d["queue_id"]]
+            n = _insert(conn, spec, d, subs)
+            for sid in _no_recipient(conn, spec, d, rules):
                 failures.append(
                     (sid, d.get("subscriber_id"), f"{job} → {d['name']}: no subscriber takes it")
                 )
                 n -= 1
             res.propagated[d["name"]] = n
-        if failures:
-            if move and spec["source"]["multiple_consumers"]:
-                # Only copies whose subscriber's row this part consumed; the others stay put.
-                keep = {
-                    (r[0], r[1])
-                    for r in conn.execute("SELECT id, sub FROM bulk_claimed").fetchall()
-                }
-                failures = [f for f in failures if (f[0], f[1]) in keep]
+        if failures and move:
+            # Only what this part consumed gets a copy in the exception queue: a message another
+            # consumer took in between is that consumer's, and nothing may be copied twice.
+            claimed = {
+                (r[0], r[1]) for r in conn.execute("SELECT id, sub FROM bulk_claimed").fetchall()
+            }
+            failures = [f for f in failures if (f[0], f[1]) in claimed]
             res.exceptions = _exception_copies(conn, spec, failures)
-        if (
-            move
-            and not spec["source"]["multiple_consumers"]
-            and spec["source"]["retention_time"] <= 0
-        ):
+        elif failures:
+            # Copy mode: the source still holds every message, so an exception copy would come
+            # back as a duplicate on replay. Counted, and the first reasons kept on the part.
+            res.exceptions = len(failures)
+            res.errors = [f"message {f[0]}: {f[2]}" for f in failures[:ERRORS_KEPT]]
+        if move and not src["multiple_consumers"] and src["retention_time"] <= 0:
             conn.execute("DELETE FROM aq_message WHERE id IN (SELECT id FROM bulk_claimed)")
         conn.execute(
             "UPDATE aq_bulk_part SET read = %s, discarded = %s, exceptions = %s, gone = %s, "
-            "propagated = %s, done_at = now() WHERE id = %s",
-            (res.read, res.discarded, res.exceptions, res.gone, json.dumps(res.propagated), row[0]),
+            "propagated = %s, errors = %s, done_at = now() WHERE id = %s",
+            (
+                res.read,
+                res.discarded,
+                res.exceptions,
+                res.gone,
+                json.dumps(res.propagated),
+                json.dumps(res.errors),
+                row[0],
+            ),
         )
+        _number_commit_time(conn, spec)
     return res
+
+
+def _number_commit_time(conn: psycopg.Connection, spec: dict[str, Any]) -> None:
+    """The last statement of the part: commit-time destinations' copies get one commit number,
+    taken under the engine's commit-order lock (released only once the commit is visible, see
+    queues/engine.py), so the lock is held for this UPDATE and the COMMIT alone, with no other
+    row lock taken after it (a stat row held by an enqueuer waiting for the lock would deadlock)."""
+    ct = [d["queue_id"] for d in spec["destinations"] if d["commit_time"]]
+    if not ct:
+        return
+    conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('aq_commit_seq')), "
+        "set_config('aq.commit_seq', nextval('aq_commit_seq')::text, true)"
+    )
+    conn.execute(
+        "UPDATE aq_message SET commit_seq = current_setting('aq.commit_seq')::bigint "
+        "WHERE queue_id = ANY(%s) AND bulk_job_id = %s AND original_queue_id IS NULL "
+        "AND bulk_source_id IN (SELECT id FROM bulk_in)",
+        (ct, spec["job_id"]),
+    )
 
 
 # --- the Spark data source ----------------------------------------------------------------------------------
