@@ -1,4 +1,4 @@
-"""``manage.py bench``: the queues suite runs end to end at a tiny scale (no timing assertions).
+"""``manage.py bench``: the suites run end to end at a tiny scale (no timing assertions).
 
 The benchmark's clients are separate connections and processes that must see committed data, so
 these tests run outside a wrapping transaction.
@@ -102,10 +102,12 @@ def test_the_rules_suite_prints_every_python_key_from_real_evaluations(capsys) -
 
 
 @LIVE
+@pytest.mark.spark
 def test_the_propagation_suite_moves_every_message_through_a_real_worker_and_cleans_up() -> None:
-    from jobs.models import Propagation, Worker
+    from jobs.models import Propagation, SparkJob, Worker
     from rules.models import RuleSet
 
+    # spark_bulk runs a real Spark job (local[*]) through the worker: 2,000 messages here.
     result, progress = run_bench("propagation", "--json", "--scale", str(SCALE))
 
     sizes = propagation_sizes(SCALE)
@@ -117,19 +119,48 @@ def test_the_propagation_suite_moves_every_message_through_a_real_worker_and_cle
     assert result["celery_window_runs"] >= 2
     assert result["latency_n"] == sizes["latency"]
     assert 0 < result["latency_p50_ms"] <= result["latency_p99_ms"] <= result["latency_max_ms"]
-    assert "spark_bulk" in result["pending"]
-    assert "celery_window" in progress
+    assert "pending" not in result
+    # The bulk workloads move the same rows: N/2 to each destination (the suite checks ids,
+    # the rule and the consumed source copies too).
+    bulk = sizes["spark_bulk"]
+    assert bulk <= 5_000
+    assert result["sql_limit_n"] == result["spark_bulk_n"] == bulk
+    assert result["sql_limit_rows"] == bulk
+    assert result["spark_bulk_delivered_d1"] == result["spark_bulk_delivered_d2"] == bulk // 2
+    for key in (
+        "sql_limit",
+        "sql_limit_s",
+        "spark_bulk",
+        "spark_bulk_s",
+        "spark_bulk_parts",
+        "spark_bulk_vs_celery_window",
+        "spark_bulk_vs_sql_limit_s",
+    ):
+        assert result[key] > 0, key
+    assert result["spark_bulk_startup_s"] >= 0
+    assert result["spark_bulk_driver_startup_s"] > 0
+    assert result["spark_bulk_app_id"].startswith("local-")
+    targets = result["targets"]
+    assert targets["spark_bulk"] == pytest.approx(2 * result["celery_window"], rel=1e-3)
+    assert targets["spark_bulk_s"] == pytest.approx(2 * result["sql_limit_s"], rel=1e-3)
+    assert "celery_window" in progress and "spark_bulk" in progress
     prefix = result["prefix"]
     assert not QueueTable.objects.filter(name__startswith=prefix).exists()
     assert not Propagation.objects.filter(name__startswith=prefix).exists()
     assert not RuleSet.objects.filter(name__startswith=prefix).exists()
+    assert not SparkJob.objects.filter(name__startswith=prefix).exists()
     assert not Worker.objects.filter(hostname__startswith=prefix.lower()).exists()
 
 
 def test_the_propagation_sizes_are_the_workloads_and_stay_even() -> None:
-    assert propagation_sizes(1.0) == {"celery_window": 100_000, "latency": 200}
-    assert propagation_sizes(0.002) == {"celery_window": 200, "latency": 5}
+    assert propagation_sizes(1.0) == {
+        "celery_window": 100_000,
+        "latency": 200,
+        "spark_bulk": 1_000_000,
+    }
+    assert propagation_sizes(0.002) == {"celery_window": 200, "latency": 5, "spark_bulk": 2_000}
     assert propagation_sizes(0.00001)["celery_window"] % 2 == 0
+    assert propagation_sizes(0.0000033)["spark_bulk"] % 2 == 0
 
 
 @pytest.mark.django_db

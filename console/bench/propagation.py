@@ -25,6 +25,26 @@ so the last batch to commit always notifies.
 set, the default schedule: latency 3 s) is left idle, then single messages are enqueued at 5 per
 second. Each one's latency runs from the moment the enqueue's COMMIT returned to the moment a
 LISTEN connection on the destination's channel received the commit's notification.
+
+``sql_limit``: what PostgreSQL alone takes for the rows of ``spark_bulk``. After the two
+workloads above, the propagations are unscheduled (no schedule at all, so no window can race the
+bulk work) and the source and destinations are emptied; N source messages are loaded (engine
+enqueue, larger batches, not timed) and the message tables vacuumed (no ANALYZE, see
+``_vacuum``). Then ONE ``INSERT … SELECT`` copies the source messages with
+``payload->>'priority' = '1'`` into D1 and D2 (``CROSS JOIN`` of the two destinations: N inserted
+rows), with the columns of the engine's copies (``queues.engine.transfer``), in one transaction
+timed as statement + COMMIT. Its rows are deleted again (not timed) and the tables vacuumed
+before ``spark_bulk`` runs on the same source.
+
+``spark_bulk``: ONE Spark bulk job (``jobs.services.spark_job_submit``) naming P1 and P2, mode
+MOVE, master ``local[*]``. Its Celery task goes to the suite's worker (the bench process sends it
+to the run's Celery queue), which spark-submits the application and follows it. The clock runs
+from the ``spark_job_submit`` call to the row's ``finished_at`` as it turns SUCCEEDED. The suite
+fails unless D1 and D2 each hold exactly N/2 copies of distinct source messages, none the rule
+refuses, the job's parts count N read, N/2 discarded, N/2 per destination and nothing else, and
+no copy of the propagations' subscribers is left at the source. The worker gets a var directory of
+its own (``AQ_VAR_DIR``): the job's spec and driver log live under ``var/spark/job-<id>``, and a
+job of another database with the same id must not share it.
 """
 
 from __future__ import annotations
@@ -33,6 +53,7 @@ import contextlib
 import math
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -42,6 +63,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -52,22 +74,35 @@ from queues import engine
 
 Log = Callable[[str], None]
 
-FULL_SIZES: dict[str, int] = {"celery_window": 100_000, "latency": 200}
+FULL_SIZES: dict[str, int] = {"celery_window": 100_000, "latency": 200, "spark_bulk": 1_000_000}
 LOAD_BATCH = 100
+# The bulk source is loaded in bigger transactions (still the engine's enqueue; not timed).
+BULK_LOAD_BATCH = 2_000
 LATENCY_RATE = 5.0  # messages per second
 LATENCY_DEFAULT_S = 3.0  # the schedule's default latency (WORKLOADS.md: "the default latency")
-TARGETS = {"celery_window": 8_000, "latency_p50_ms": 200, "latency_p99_ms": 1_000}
+SPARK_MASTER = "local[*]"
+# Absolute targets, and (``_vs_`` keys) the ratios the Spark targets set: spark_bulk at least
+# 2x celery_window, spark_bulk_s at most 2x sql_limit_s. The result's ``targets`` also carries
+# them resolved against this run's figures, as ``spark_bulk`` and ``spark_bulk_s``.
+TARGETS: dict[str, float] = {
+    "celery_window": 8_000,
+    "latency_p50_ms": 200,
+    "latency_p99_ms": 1_000,
+    "spark_bulk_vs_celery_window": 2.0,  # at least
+    "spark_bulk_vs_sql_limit_s": 2.0,  # at most
+}
 # Seconds the worker may take to start and claim the first run.
 START_TIMEOUT_S = 90.0
 WORKER_CONCURRENCY = 4
 
 
 def sizes_for(scale: float) -> dict[str, int]:
-    """The workload sizes at ``scale`` (1.0 = WORKLOADS.md). The window stays even, so the rule
-    passes exactly half of it."""
+    """The workload sizes at ``scale`` (1.0 = WORKLOADS.md). The window and the bulk stay even,
+    so the rule passes exactly half of them."""
     window = max(2, round(FULL_SIZES["celery_window"] * scale / 2) * 2)
     latency = max(5, round(FULL_SIZES["latency"] * scale))
-    return {"celery_window": window, "latency": latency}
+    bulk = max(2, round(FULL_SIZES["spark_bulk"] * scale / 2) * 2)
+    return {"celery_window": window, "latency": latency, "spark_bulk": bulk}
 
 
 def payload(i: int) -> dict[str, Any]:
@@ -105,7 +140,7 @@ class WorkerProcess:
     """A real ``celery worker`` subprocess with a threads pool, on this process's database and
     broker, consuming ``queue`` only."""
 
-    def __init__(self, queue: str, node: str):
+    def __init__(self, queue: str, node: str, var_dir: Path | None = None):
         from django.conf import settings
 
         self.queue = queue
@@ -119,6 +154,8 @@ class WorkerProcess:
             "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
             "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "console.settings"),
         }
+        if var_dir is not None:
+            env["AQ_VAR_DIR"] = str(var_dir)
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -172,6 +209,19 @@ class WorkerProcess:
         self.log_file.close()
         with contextlib.suppress(OSError):
             os.unlink(self.log_file.name)
+
+
+def private_var_dir(prefix: str) -> Path:
+    """A var directory for the worker alone. Spark jobs keep their spec and driver log under
+    ``var/spark/job-<id>``, and ids restart in every database, so a job of another database on
+    this machine could otherwise share (and overwrite) this run's files. The filesystem broker's
+    folder is shared on purpose: the worker must read the bench's messages."""
+    from django.conf import settings
+
+    path = Path(tempfile.mkdtemp(prefix=f"aqbench-{prefix.lower()}-"))
+    if settings.CELERY_BROKER_URL.startswith("filesystem://"):
+        (path / "broker").symlink_to(Path(settings.VAR_DIR) / "broker")
+    return path
 
 
 def forget_broker_queue(name: str) -> None:
@@ -378,14 +428,17 @@ def _propagation(name: str, source: Any, destination: Any, rule_set: Any, schedu
 
 
 def _drop(topo: Topology, worker_hostname: str) -> None:
-    """Purge first (the worker is stopped, so nothing holds a row), then drop propagations (their
-    subscribers), rule sets, rules, queues and queue tables, and the worker's heartbeat row."""
+    """Delete the bulk jobs, purge (the worker is stopped, so nothing holds a row), then drop
+    propagations (their subscribers), rule sets, rules, queues and queue tables, and the worker's
+    heartbeat row."""
     from console.bench.queues import _drop as drop_queue_table
     from jobs import services as js
-    from jobs.models import Worker
+    from jobs.models import SparkJob, Worker
     from queues import services as qs
     from rules import services as rs
 
+    # Bulk jobs hold their queues and propagations (PROTECT); their parts go with them.
+    SparkJob.objects.filter(source_queue__queue_table__in=topo.tables).delete()
     for qt in topo.tables:
         for q in qt.queues.all():
             qs.queue_purge(user=None, queue=q, condition=engine.PurgeCondition())
@@ -451,13 +504,13 @@ def _run_totals(propagation_id: int) -> dict[str, Any]:
     )
 
 
-def _load(conninfo: str, queue_id: int, n: int) -> None:
+def _load(conninfo: str, queue_id: int, n: int, batch_size: int = LOAD_BATCH) -> None:
     with psycopg.connect(conninfo) as conn:
         info = engine.queue_info(conn, queue_id)
-        for start in range(0, n, LOAD_BATCH):
+        for start in range(0, n, batch_size):
             batch = [
                 engine.NewMessage(payload=payload(i))
-                for i in range(start, min(start + LOAD_BATCH, n))
+                for i in range(start, min(start + batch_size, n))
             ]
             engine.enqueue(conn, info, batch, user="BENCH")
             conn.commit()
@@ -480,6 +533,62 @@ def _destination_facts(conninfo: str, queue_id: int) -> tuple[int, int, int]:
         ).fetchone()
     assert row is not None
     return int(row[0]), int(row[1]), int(row[2])
+
+
+def _source_facts(conninfo: str, queue_id: int, subscriber_ids: list[int]) -> tuple[int, int, int]:
+    """(messages, READY messages, copies the subscribers still have to take) at the source."""
+    with psycopg.connect(conninfo) as conn:
+        row = conn.execute(
+            "SELECT (SELECT count(*) FROM aq_message WHERE queue_id = %(q)s), "
+            "(SELECT count(*) FROM aq_message WHERE queue_id = %(q)s AND state = 'READY'), "
+            "(SELECT count(*) FROM aq_message_consumer mc JOIN aq_message m "
+            " ON m.id = mc.message_id WHERE m.queue_id = %(q)s "
+            " AND mc.subscriber_id = ANY(%(subs)s))",
+            {"q": queue_id, "subs": subscriber_ids},
+        ).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1]), int(row[2])
+
+
+def _empty(conninfo: str, queues: list[Any]) -> None:
+    """Purge ``queues`` with the engine and check that nothing is left in them."""
+    with psycopg.connect(conninfo) as conn:
+        for q in queues:
+            engine.purge(conn, engine.queue_info(conn, q.pk), engine.PurgeCondition())
+            conn.commit()
+        left = conn.execute(
+            "SELECT count(*) FROM aq_message WHERE queue_id = ANY(%s)", ([q.pk for q in queues],)
+        ).fetchone()
+    if not left or left[0]:
+        names = ", ".join(q.name for q in queues)
+        raise BenchError(f"{left and left[0]} messages are left in {names} after a purge.")
+
+
+def _vacuum(conninfo: str) -> float:
+    """VACUUM the message tables (not timed), so neither bulk workload pays for the dead rows of
+    the ones before it. No ANALYZE: statistics outlive the run, and the next run's new subscriber
+    ids, absent from them, would look rare to the planner, which then walks a subscriber's whole
+    backlog per propagation batch (celery_window fell from thousands to 200/s)."""
+    t0 = time.perf_counter()
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute("VACUUM aq_message, aq_message_consumer")
+    return time.perf_counter() - t0
+
+
+def _runs_ended(propagation_ids: list[int], worker: WorkerProcess, timeout: float) -> None:
+    from jobs.models import PropagationRun
+
+    _wait(
+        lambda: (
+            not PropagationRun.objects.filter(
+                propagation_id__in=propagation_ids, state__in=("QUEUED", "RUNNING")
+            ).exists()
+        ),
+        timeout,
+        "the propagation runs to end",
+        worker.check,
+        every=0.2,
+    )
 
 
 # --- the workloads -------------------------------------------------------------------------------
@@ -644,11 +753,269 @@ def latency(
     }
 
 
+def bulk_source(
+    conninfo: str,
+    source: Any,
+    destinations: list[Any],
+    propagations: list[Any],
+    all_propagation_ids: list[int],
+    n: int,
+    worker: WorkerProcess,
+    log: Log,
+) -> dict[str, Any]:
+    """Make the source of ``sql_limit`` and ``spark_bulk``: no schedule, no run, celery_window's
+    messages gone, then ``n`` fresh messages for both propagations (not timed)."""
+    from jobs.models import PropagationSchedule
+
+    ids = [p.pk for p in propagations]
+    if PropagationSchedule.objects.filter(propagation_id__in=ids).exists():
+        raise BenchError("P1 or P2 still has a schedule: a window could race the bulk work.")
+    # Disabled and unscheduled windows end at their next heartbeat.
+    _runs_ended(all_propagation_ids, worker, START_TIMEOUT_S)
+    subs = [p.subscriber_id for p in propagations]
+    total, ready, copies = _source_facts(conninfo, source.pk, subs)
+    if ready or copies:
+        raise BenchError(
+            f"celery_window left {ready} READY messages and {copies} subscriber copies at "
+            f"{source.name}: it did not drain its source."
+        )
+    _empty(conninfo, [source, *destinations])
+    log(f"  removed celery_window's {total} source messages and its copies at D1 and D2")
+    t0 = time.perf_counter()
+    _load(conninfo, source.pk, n, BULK_LOAD_BATCH)
+    load_s = time.perf_counter() - t0
+    _total, _ready, copies = _source_facts(conninfo, source.pk, subs)
+    if copies != 2 * n:
+        raise BenchError(f"{source.name} holds {copies} subscriber copies, not {2 * n}.")
+    vacuum_s = _vacuum(conninfo)
+    log(
+        f"  loaded {n} messages into {source.name} in {load_s:.1f} s "
+        f"({n / load_s:.0f}/s, batches of {BULK_LOAD_BATCH}; not timed), vacuumed in "
+        f"{vacuum_s:.1f} s"
+    )
+    return {"bulk_load_s": round(load_s, 3), "bulk_vacuum_s": round(vacuum_s, 3)}
+
+
+# The engine's copy of a source message (queues.engine.transfer), for every destination at once.
+# No ORDER BY: this is the floor of the insert itself, not of the engine's queue order.
+SQL_LIMIT = """
+INSERT INTO aq_message (queue_id, queue_table_id, state, priority, sort_pri, commit_seq,
+                        kind, type_name, correlation, sender, headers, payload, enq_time,
+                        enq_user, attempts, pending_consumers, exception_reason, replayed)
+SELECT d.qid, d.qt, 'READY', m.priority, d.by_pri * m.priority, d.cseq, m.kind, m.type_name,
+       m.correlation, m.sender, m.headers || jsonb_build_object('aq$_source_msgid', m.id),
+       m.payload, now(), %(user)s, 0, 0, '', false
+FROM aq_message m
+CROSS JOIN (VALUES (%(q1)s::bigint, %(qt1)s::bigint, %(p1)s::int, %(c1)s::bigint, 1),
+                   (%(q2)s::bigint, %(qt2)s::bigint, %(p2)s::int, %(c2)s::bigint, 2))
+           AS d(qid, qt, by_pri, cseq, pos)
+WHERE m.queue_id = %(src)s AND m.payload->>'priority' = '1'
+"""
+
+
+def sql_limit(
+    conninfo: str, source: Any, destinations: list[Any], n: int, log: Log
+) -> dict[str, Any]:
+    """One INSERT … SELECT of the rows ``spark_bulk`` writes, timed as statement + COMMIT; its
+    rows are deleted again (not timed)."""
+    d1, d2 = destinations
+    with psycopg.connect(conninfo) as conn:
+        i1, i2 = engine.queue_info(conn, d1.pk), engine.queue_info(conn, d2.pk)
+        conn.commit()
+        params: dict[str, Any] = {"src": source.pk, "user": "BENCH"}
+        for k, info in ((1, i1), (2, i2)):
+            params.update(
+                {
+                    f"q{k}": info.id,
+                    f"qt{k}": info.queue_table_id,
+                    f"p{k}": 1 if info.by_priority else 0,
+                    # NULL: a commit-time queue numbers its rows at COMMIT (a trigger).
+                    f"c{k}": None if info.commit_time else 0,
+                }
+            )
+        t0 = time.perf_counter()
+        inserted = conn.execute(SQL_LIMIT, params).rowcount
+        t1 = time.perf_counter()
+        conn.commit()
+        t2 = time.perf_counter()
+    seconds = t2 - t0
+    if inserted != n:
+        raise BenchError(f"sql_limit inserted {inserted} rows, not {n} (N/2 to each of D1, D2).")
+    for d in destinations:
+        count, distinct, wrong = _destination_facts(conninfo, d.pk)
+        if count != n // 2 or distinct != count or wrong:
+            raise BenchError(
+                f"sql_limit left {count} messages at {d.name} ({distinct} distinct sources, "
+                f"{wrong} the rule refuses); expected {n // 2}."
+            )
+    log(
+        f"  sql_limit       {n / seconds:>10.1f}/s ({n} in {seconds:.3f} s: statement "
+        f"{t1 - t0:.3f} s + COMMIT {t2 - t1:.3f} s)"
+    )
+    _empty(conninfo, destinations)
+    vacuum_s = _vacuum(conninfo)
+    log(f"  sql_limit's rows deleted and the tables vacuumed in {vacuum_s:.1f} s (not timed)")
+    return {
+        "sql_limit": round(n / seconds, 1),
+        "sql_limit_s": round(seconds, 3),
+        "sql_limit_n": n,
+        "sql_limit_statement_s": round(t1 - t0, 3),
+        "sql_limit_commit_s": round(t2 - t1, 3),
+        "sql_limit_rows": inserted,
+    }
+
+
+def _cancel_spark_jobs(job_ids: list[int], worker: WorkerProcess | None) -> None:
+    """Cancel what a failed workload left running, and give the worker's task time to kill the
+    driver and mark the row (the driver also stops by itself once the worker is gone)."""
+    from jobs import services as js
+    from jobs.choices import SPARK_ACTIVE_STATES
+    from jobs.models import SparkJob
+
+    live = list(SparkJob.objects.filter(pk__in=job_ids, state__in=SPARK_ACTIVE_STATES))
+    for job in live:
+        with contextlib.suppress(Exception):
+            js.spark_job_cancel(user=None, job=job)
+    deadline = time.monotonic() + 30
+    while (
+        live
+        and time.monotonic() < deadline
+        and worker is not None
+        and worker.proc.poll() is None
+        and SparkJob.objects.filter(pk__in=job_ids, state__in=SPARK_ACTIVE_STATES).exists()
+    ):
+        time.sleep(0.2)
+
+
+def spark_bulk(
+    conninfo: str,
+    prefix: str,
+    source: Any,
+    destinations: list[Any],
+    propagations: list[Any],
+    n: int,
+    worker: WorkerProcess,
+    job_ids: list[int],
+    log: Log,
+) -> dict[str, Any]:
+    """One bulk job, MOVE, ``local[*]``, through the suite's worker; from submit to SUCCEEDED."""
+    from django.conf import settings
+    from django.test.utils import override_settings
+
+    from jobs import services as js
+    from jobs.choices import SparkJobState
+    from jobs.models import PropagationRun, PropagationSchedule, SparkJob
+
+    ids = [p.pk for p in propagations]
+    log(f"  submitting one Spark bulk job (MOVE, {SPARK_MASTER}) for P1 and P2")
+    # The task is sent to the queue this setting names when the submit commits: the worker's.
+    spark_cfg = {**settings.AQ_SPARK, "QUEUE": worker.queue}
+    t0 = time.time()
+    with override_settings(AQ_SPARK=spark_cfg):
+        job = js.spark_job_submit(
+            user=None,
+            source_queue=source,
+            propagations=propagations,
+            mode="MOVE",
+            master=SPARK_MASTER,
+            name=f"{prefix}_BULK",
+        )
+    job_ids.append(job.pk)
+    timeout = START_TIMEOUT_S + 120 + n / 500
+    deadline = time.monotonic() + timeout
+    app_seen: float | None = None
+    final = (SparkJobState.SUCCEEDED, SparkJobState.FAILED, SparkJobState.CANCELLED)
+    while True:
+        worker.check()
+        row = SparkJob.objects.filter(pk=job.pk).values("state", "app_id").get()
+        if app_seen is None and row["app_id"]:
+            app_seen = time.time()
+        if row["state"] in final:
+            break
+        if time.monotonic() > deadline:
+            raise BenchError(f"Spark job {job.pk} did not end within {timeout:.0f} s.")
+        # Finely until the driver is up (its start-up is measured from here), then gently: the
+        # figure is the row's own finished_at, and two cores are shared with Spark.
+        time.sleep(0.1 if app_seen is None else 0.5)
+    job.refresh_from_db()
+    if job.state != SparkJobState.SUCCEEDED:
+        tail = " / ".join(ln for ln in job.driver_log_tail.splitlines()[-5:] if ln.strip())
+        more = f" [driver log: {tail}]" if tail and tail not in job.error else ""
+        raise BenchError(f"Spark job {job.pk} ended {job.state}: {job.error}{more}")
+    if job.worker != worker.hostname:
+        raise BenchError(f"Spark job {job.pk} ran on {job.worker!r}, not on the suite's worker.")
+    assert job.started_at is not None and job.finished_at is not None
+    seconds = job.finished_at.timestamp() - t0
+    # No window may have raced the job: no schedule, and no run since the submit.
+    if (
+        PropagationSchedule.objects.filter(propagation_id__in=ids).exists()
+        or (
+            PropagationRun.objects.filter(propagation_id__in=ids, started_at__gte=job.submitted_at)
+        ).exists()
+    ):
+        raise BenchError("A propagation window ran during the Spark job.")
+
+    parts = list(job.parts.all())
+    propagated: dict[str, int] = {}
+    for part in parts:
+        for name, count in part.propagated.items():
+            propagated[name] = propagated.get(name, 0) + count
+    totals = {
+        "read": sum(p.read for p in parts),
+        "discarded": sum(p.discarded for p in parts),
+        "exceptions": sum(p.exceptions for p in parts),
+        "gone": sum(p.gone for p in parts),
+    }
+    expected = {d.name: n // 2 for d in destinations}
+    if totals != {"read": n, "discarded": n // 2, "exceptions": 0, "gone": 0} or (
+        propagated != expected
+    ):
+        raise BenchError(f"The Spark job's parts count {totals} and {propagated}.")
+    out: dict[str, Any] = {
+        "spark_bulk": round(n / seconds, 1),
+        "spark_bulk_s": round(seconds, 3),
+        "spark_bulk_n": n,
+        # Submit to the worker's claim (broker and task pickup), then the claim to the
+        # application id on the row (spark-submit, the JVM, the Python driver, SparkSession).
+        "spark_bulk_startup_s": round((job.started_at - job.submitted_at).total_seconds(), 3),
+        "spark_bulk_driver_startup_s": (
+            round(app_seen - job.started_at.timestamp(), 3) if app_seen else None
+        ),
+        "spark_bulk_parts": len(parts),
+        "spark_bulk_app_id": job.app_id,
+        "spark_bulk_master": SPARK_MASTER,
+        "spark_bulk_part_size": settings.AQ_SPARK["PART_SIZE"],
+    }
+    # A part's done_at is its write transaction's start: read and decided by then.
+    if parts:
+        done = sorted(p.done_at.timestamp() for p in parts)
+        out["spark_bulk_first_write_s"] = round(done[0] - t0, 3)
+        out["spark_bulk_last_write_s"] = round(done[-1] - t0, 3)
+    for i, d in enumerate(destinations, start=1):
+        count, distinct, wrong = _destination_facts(conninfo, d.pk)
+        out[f"spark_bulk_delivered_d{i}"] = count
+        if count != n // 2 or distinct != count or wrong:
+            raise BenchError(
+                f"{d.name} holds {count} messages ({distinct} distinct sources, {wrong} the rule "
+                f"refuses) after the Spark job; expected {n // 2}."
+            )
+    _total, ready, copies = _source_facts(
+        conninfo, source.pk, [p.subscriber_id for p in propagations]
+    )
+    if ready or copies:
+        raise BenchError(
+            f"After the Spark job {source.name} still holds {ready} READY messages and {copies} "
+            "copies of the propagations' subscribers."
+        )
+    return out
+
+
 # --- the suite -----------------------------------------------------------------------------------
 
 
 def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict[str, Any]:
-    """Run ``celery_window`` and the latency workload; return the result object."""
+    """Run ``celery_window``, the latency workload, ``sql_limit`` and ``spark_bulk``; return the
+    result object."""
     from django.conf import settings
 
     from jobs import services as js
@@ -679,6 +1046,8 @@ def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict
     worker: WorkerProcess | None = None
     dispatcher: Dispatcher | None = None
     hostname = f"{prefix.lower()}@{socket.gethostname()}"
+    var_dir: Path | None = None
+    spark_jobs: list[int] = []
     try:
         mc = qs.queue_table_create(
             user=None,
@@ -710,7 +1079,8 @@ def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict
         ]
         topo.propagations.extend(window_props)
 
-        worker = WorkerProcess(celery_queue, prefix.lower())
+        var_dir = private_var_dir(prefix)
+        worker = WorkerProcess(celery_queue, prefix.lower(), var_dir)
         hostname = worker.hostname
         dispatcher = Dispatcher(celery_queue, settings.AQ_DISPATCH_INTERVAL_S)
         dispatcher.start()
@@ -732,8 +1102,9 @@ def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict
             f"{out['celery_window_s']} s, {out['celery_window_runs']} runs, "
             f"{out['celery_window_batches']} batches)"
         )
+        # Unscheduled, not just disabled: the bulk workloads below run with no schedule at all.
         for p in window_props:
-            js.schedule_disable(user=None, propagation=p)
+            js.schedule_delete(user=None, propagation=p)
 
         lsrc = qs.queue_create(user=None, name=f"{prefix}_LSRC", queue_table=mc)
         ldst = qs.queue_create(user=None, name=f"{prefix}_LDST", queue_table=sc)
@@ -745,11 +1116,43 @@ def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict
             f"max {out['latency_max_ms']} ms ({out['latency_n']} messages)"
         )
         js.schedule_disable(user=None, propagation=lprop)
-        out["targets"] = TARGETS
-        out["pending"] = {"spark_bulk": "issue 5 (Spark bulk propagation) builds it"}
+
+        n_bulk = sizes["spark_bulk"]
+        out.update(
+            bulk_source(
+                conninfo,
+                src,
+                [d1, d2],
+                window_props,
+                [p.pk for p in topo.propagations],
+                n_bulk,
+                worker,
+                log,
+            )
+        )
+        out.update(sql_limit(conninfo, src, [d1, d2], n_bulk, log))
+        out.update(
+            spark_bulk(
+                conninfo, prefix, src, [d1, d2], window_props, n_bulk, worker, spark_jobs, log
+            )
+        )
+        log(
+            f"  spark_bulk      {out['spark_bulk']:>10}/s ({n_bulk} in {out['spark_bulk_s']} s, "
+            f"{out['spark_bulk_parts']} parts; to the worker's claim "
+            f"{out['spark_bulk_startup_s']} s, driver start-up {out['spark_bulk_driver_startup_s']} s)"
+        )
+        out["spark_bulk_vs_celery_window"] = round(out["spark_bulk"] / out["celery_window"], 3)
+        out["spark_bulk_vs_sql_limit_s"] = round(out["spark_bulk_s"] / out["sql_limit_s"], 3)
+        out["targets"] = {
+            **TARGETS,
+            "spark_bulk": round(TARGETS["spark_bulk_vs_celery_window"] * out["celery_window"], 1),
+            "spark_bulk_s": round(TARGETS["spark_bulk_vs_sql_limit_s"] * out["sql_limit_s"], 3),
+        }
     finally:
         if dispatcher is not None:
             dispatcher.stop()
+        if spark_jobs:
+            _cancel_spark_jobs(spark_jobs, worker)
         if worker is not None:
             ids = [p.pk for p in topo.propagations]
             # Disabled schedules end their runs at the next heartbeat; a clean end beats a kill.
@@ -766,4 +1169,6 @@ def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict
             worker.stop()
             forget_broker_queue(celery_queue)
         _drop(topo, hostname)
+        if var_dir is not None:
+            shutil.rmtree(var_dir, ignore_errors=True)
     return out
