@@ -850,7 +850,7 @@ def spark_job_finish(
         fields["driver_log_tail"] = log_tail
     if dry_run_result is not None:
         fields["dry_run_result"] = dry_run_result
-    if state == SparkJobState.SUCCEEDED and not job.dry_run:
+    if state == SparkJobState.SUCCEEDED:
         fields["tasks_done"] = F("tasks_total")
     SparkJob.objects.filter(
         pk=job.pk, attempt=job.attempt, state__in=[SparkJobState.RUNNING, SparkJobState.SUBMITTED]

@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
 from core.exceptions import DomainError
@@ -351,6 +352,8 @@ def command(job: Any, spec_path: Path) -> tuple[list[str], dict[str, str]]:
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,
         "spark.ui.showConsoleProgress": "false",
+        # Spark's INFO start-up chatter would push everything useful out of the log's tail.
+        "spark.log.level": "WARN",
         "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": "4",
         # Custom transformations are imported by dotted path: the executors need the project.
@@ -424,10 +427,11 @@ class Driver:
             if line.startswith("{"):
                 try:
                     self.events.put(json.loads(line))
-                    continue
                 except ValueError:
                     pass
-            self._log.write(raw)  # stray stdout goes to the log
+            # Events go to the log too, stamped, so its tail tells the job's story in order.
+            self._log.write(time.strftime("%H:%M:%S ").encode() + raw)
+            self._log.flush()
 
     def kill(self) -> None:
         """SIGTERM the whole group (spark-submit's JVM and the Python driver), SIGKILL after a
@@ -463,7 +467,9 @@ class Driver:
 
 
 def job_dir(job_id: int) -> Path:
-    d = Path(settings.VAR_DIR) / "spark" / f"job-{job_id}"
+    # Job ids restart in every database (a test database beside the console's): name both.
+    db = re.sub(r"[^\w.-]+", "_", str(connection.settings_dict["NAME"]))
+    d = Path(settings.VAR_DIR) / "spark" / f"{db}-job-{job_id}"
     d.mkdir(parents=True, exist_ok=True)
     return d
 

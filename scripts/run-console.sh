@@ -179,7 +179,7 @@ cat <<EOF
     password: $ADMIN_PASSWORD
   (kept in var/admin-credentials; a password changed in the console is not reset)
   API: ${URL}api/  schema: ${URL}api/schema/  docs: ${URL}api/docs/
-  Logs: var/log/web.log, var/log/worker.log, var/log/beat.log
+  Logs: var/log/web.log, var/log/worker.log, var/log/propagation.log, var/log/spark.log, var/log/beat.log
 
   Press Ctrl-C to stop.
 

@@ -141,3 +141,56 @@ def test_transformations_run_and_failures_go_to_the_exception_queue(
     # The copy belongs to the propagation: a replay gives it back to it only.
     assert qs.exception_queue_replay(user=admin_user, queue=src.exception_queue) == 1
     assert Message.objects.get(queue=src, state="READY").consumers.get().subscriber.name == "P"
+
+
+@pytest.fixture
+def taggers(settings):
+    settings.AQ_TRANSFORMATIONS = {
+        **settings.AQ_TRANSFORMATIONS,
+        "TAG_FIRST": "tests.jobs.transforms.tag_first",
+        "TAG_SECOND": "tests.jobs.transforms.tag_second",
+    }
+
+
+def test_two_true_transforming_rules_pick_the_one_a_propagation_picks(
+    eager_tasks, taggers, admin_user, mc_table, sc_table, make_queue
+):
+    from rules import services as rs
+    from rules.selectors import rule_set_transformations
+
+    src, dst = make_queue("SRC", mc_table), make_queue("DST", sc_table)
+    s = rs.rule_set_create(user=admin_user, name="RS")
+    # Created in the reverse of their names' order: the set evaluates by name, not by age.
+    for name, cond, fn in (
+        ("R_B", ":msg.n >= 0", "TAG_SECOND"),
+        ("R_A", ":msg.n >= 5", "TAG_FIRST"),
+    ):
+        r = rs.rule_create(user=admin_user, name=name, condition=cond)
+        rs.rule_set_add_rule(user=admin_user, rule_set=s, rule=r)
+        rs.custom_transformation_set(user=admin_user, rule=r, function=fn)
+    p = services.propagation_create(
+        user=admin_user,
+        name="P",
+        source_queue=src,
+        destination_queue=dst,
+        positive_rule_set=s,
+        schedule=False,
+    )
+    payloads = [{"n": i} for i in range(10)]
+    enqueue(src, payloads)
+    expected = [
+        apply(
+            message_from_queue("USER", "", x),
+            positive=rule_set_spec(s),
+            negative=None,
+            transformations_for=rule_set_transformations(s),
+        ).message_out.payload
+        for x in payloads
+    ]
+    assert {e["by"] for e in expected} == {"first", "second"}
+
+    job = submit(source_queue=src, propagations=[p], mode="MOVE")
+
+    assert job.state == "SUCCEEDED", job.error
+    got = sorted((m.payload for m in Message.objects.filter(queue=dst)), key=lambda x: x["n"])
+    assert got == expected

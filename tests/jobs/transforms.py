@@ -20,3 +20,12 @@ def explode_on_poison(message: Any) -> Any:
             )
         return dataclasses.replace(message, payload={**payload, "stamped": True})
     return message
+
+
+def tag_first(message: Any) -> Any:
+    """Marks which rule's transformation ran (the Spark job test of "first TRUE rule")."""
+    return dataclasses.replace(message, payload={**message.payload, "by": "first"})
+
+
+def tag_second(message: Any) -> Any:
+    return dataclasses.replace(message, payload={**message.payload, "by": "second"})
