@@ -425,10 +425,8 @@ class Driver:
         for raw in self.proc.stdout:
             line = raw.decode("utf-8", "replace").strip()
             if line.startswith("{"):
-                try:
+                with contextlib.suppress(ValueError):
                     self.events.put(json.loads(line))
-                except ValueError:
-                    pass
             # Events go to the log too, stamped, so its tail tells the job's story in order.
             self._log.write(time.strftime("%H:%M:%S ").encode() + raw)
             self._log.flush()

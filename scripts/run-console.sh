@@ -25,7 +25,8 @@ ensure_venv "$PYTHON"
 ensure_project_installed "."
 ensure_java
 PY="$ROOT/.venv/bin/python"
-export PATH="$ROOT/.venv/bin:$PATH"
+# /usr/sbin: the embedded PostgreSQL (pgserver) runs useradd when started as root.
+export PATH="$ROOT/.venv/bin:$PATH:/usr/sbin:/sbin"
 
 # A port already in use would leave gunicorn failing behind our back; say so plainly instead.
 if (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; then
