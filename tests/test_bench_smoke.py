@@ -127,6 +127,7 @@ def test_the_propagation_suite_moves_every_message_through_a_real_worker_and_cle
     assert result["sql_limit_n"] == result["spark_bulk_n"] == bulk
     assert result["sql_limit_rows"] == bulk
     assert result["spark_bulk_delivered_d1"] == result["spark_bulk_delivered_d2"] == bulk // 2
+    assert result["spark_bulk_copy_delivered_d1"] == bulk // 2
     for key in (
         "sql_limit",
         "sql_limit_s",
@@ -135,6 +136,8 @@ def test_the_propagation_suite_moves_every_message_through_a_real_worker_and_cle
         "spark_bulk_parts",
         "spark_bulk_vs_celery_window",
         "spark_bulk_vs_sql_limit_s",
+        "spark_bulk_copy",
+        "spark_bulk_copy_vs_sql_limit_s",
     ):
         assert result[key] > 0, key
     assert result["spark_bulk_startup_s"] >= 0

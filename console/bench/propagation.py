@@ -897,8 +897,11 @@ def spark_bulk(
     worker: WorkerProcess,
     job_ids: list[int],
     log: Log,
+    mode: str = "MOVE",
 ) -> dict[str, Any]:
-    """One bulk job, MOVE, ``local[*]``, through the suite's worker; from submit to SUCCEEDED."""
+    """One bulk job, ``local[*]``, through the suite's worker; from submit to SUCCEEDED. MOVE
+    (the workload: the propagations' backlog consumed) or COPY (``spark_bulk_copy_*`` keys: the
+    source keeps everything, so the rows written are exactly ``sql_limit``'s)."""
     from django.conf import settings
     from django.test.utils import override_settings
 
@@ -907,7 +910,8 @@ def spark_bulk(
     from jobs.models import PropagationRun, PropagationSchedule, SparkJob
 
     ids = [p.pk for p in propagations]
-    log(f"  submitting one Spark bulk job (MOVE, {SPARK_MASTER}) for P1 and P2")
+    key = "spark_bulk" if mode == "MOVE" else "spark_bulk_copy"
+    log(f"  submitting one Spark bulk job ({mode}, {SPARK_MASTER}) for P1 and P2")
     # The task is sent to the queue this setting names when the submit commits: the worker's.
     spark_cfg = {**settings.AQ_SPARK, "QUEUE": worker.queue}
     t0 = time.time()
@@ -916,9 +920,9 @@ def spark_bulk(
             user=None,
             source_queue=source,
             propagations=propagations,
-            mode="MOVE",
+            mode=mode,
             master=SPARK_MASTER,
-            name=f"{prefix}_BULK",
+            name=f"{prefix}_BULK_{mode}",
         )
     job_ids.append(job.pk)
     timeout = START_TIMEOUT_S + 120 + n / 500
@@ -972,28 +976,28 @@ def spark_bulk(
     ):
         raise BenchError(f"The Spark job's parts count {totals} and {propagated}.")
     out: dict[str, Any] = {
-        "spark_bulk": round(n / seconds, 1),
-        "spark_bulk_s": round(seconds, 3),
-        "spark_bulk_n": n,
+        key: round(n / seconds, 1),
+        f"{key}_s": round(seconds, 3),
+        f"{key}_n": n,
         # Submit to the worker's claim (broker and task pickup), then the claim to the
         # application id on the row (spark-submit, the JVM, the Python driver, SparkSession).
-        "spark_bulk_startup_s": round((job.started_at - job.submitted_at).total_seconds(), 3),
-        "spark_bulk_driver_startup_s": (
+        f"{key}_startup_s": round((job.started_at - job.submitted_at).total_seconds(), 3),
+        f"{key}_driver_startup_s": (
             round(app_seen - job.started_at.timestamp(), 3) if app_seen else None
         ),
-        "spark_bulk_parts": len(parts),
-        "spark_bulk_app_id": job.app_id,
-        "spark_bulk_master": SPARK_MASTER,
-        "spark_bulk_part_size": settings.AQ_SPARK["PART_SIZE"],
+        f"{key}_parts": len(parts),
+        f"{key}_app_id": job.app_id,
+        f"{key}_master": SPARK_MASTER,
+        f"{key}_part_size": settings.AQ_SPARK["PART_SIZE"],
     }
     # A part's done_at is its write transaction's start: read and decided by then.
     if parts:
         done = sorted(p.done_at.timestamp() for p in parts)
-        out["spark_bulk_first_write_s"] = round(done[0] - t0, 3)
-        out["spark_bulk_last_write_s"] = round(done[-1] - t0, 3)
+        out[f"{key}_first_write_s"] = round(done[0] - t0, 3)
+        out[f"{key}_last_write_s"] = round(done[-1] - t0, 3)
     for i, d in enumerate(destinations, start=1):
         count, distinct, wrong = _destination_facts(conninfo, d.pk)
-        out[f"spark_bulk_delivered_d{i}"] = count
+        out[f"{key}_delivered_d{i}"] = count
         if count != n // 2 or distinct != count or wrong:
             raise BenchError(
                 f"{d.name} holds {count} messages ({distinct} distinct sources, {wrong} the rule "
@@ -1002,6 +1006,13 @@ def spark_bulk(
     _total, ready, copies = _source_facts(
         conninfo, source.pk, [p.subscriber_id for p in propagations]
     )
+    if mode == "COPY":
+        if ready != n or copies != n * len(propagations):
+            raise BenchError(
+                f"After the copy {source.name} holds {ready} READY messages and {copies} "
+                f"subscriber copies; it must keep all {n}."
+            )
+        return out
     if ready or copies:
         raise BenchError(
             f"After the Spark job {source.name} still holds {ready} READY messages and {copies} "
@@ -1131,6 +1142,27 @@ def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict
             )
         )
         out.update(sql_limit(conninfo, src, [d1, d2], n_bulk, log))
+        # The copy first: it leaves the source as it found it, for the move.
+        out.update(
+            spark_bulk(
+                conninfo,
+                prefix,
+                src,
+                [d1, d2],
+                window_props,
+                n_bulk,
+                worker,
+                spark_jobs,
+                log,
+                mode="COPY",
+            )
+        )
+        log(
+            f"  spark_bulk_copy {out['spark_bulk_copy']:>10}/s ({n_bulk} in "
+            f"{out['spark_bulk_copy_s']} s)"
+        )
+        _empty(conninfo, [d1, d2])
+        out["vacuum_after_copy_s"] = round(_vacuum(conninfo), 3)
         out.update(
             spark_bulk(
                 conninfo, prefix, src, [d1, d2], window_props, n_bulk, worker, spark_jobs, log
@@ -1143,6 +1175,9 @@ def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict
         )
         out["spark_bulk_vs_celery_window"] = round(out["spark_bulk"] / out["celery_window"], 3)
         out["spark_bulk_vs_sql_limit_s"] = round(out["spark_bulk_s"] / out["sql_limit_s"], 3)
+        out["spark_bulk_copy_vs_sql_limit_s"] = round(
+            out["spark_bulk_copy_s"] / out["sql_limit_s"], 3
+        )
         out["targets"] = {
             **TARGETS,
             "spark_bulk": round(TARGETS["spark_bulk_vs_celery_window"] * out["celery_window"], 1),
