@@ -29,6 +29,7 @@ Pure of Django; pyspark is imported inside the functions (the module is shipped 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rules.lang.transform import (
@@ -137,6 +138,14 @@ def supported_steps(
 # --- values ------------------------------------------------------------------------------------
 
 
+def _let(value: Column, body: Callable[[Column], Column]) -> Column:
+    """``body(value)`` with ``value`` computed once: a one-element array's ``transform`` binds
+    it to a lambda variable, so chained steps grow the plan linearly, not exponentially."""
+    from pyspark.sql import functions as F
+
+    return F.transform(F.array(value), body)[0]
+
+
 def _number(raw: Column) -> Column:
     """The JSON text Python writes for a number read as ``raw`` (Jackson's text), or NULL when
     this cannot be proved equal to it (see the module docstring)."""
@@ -146,47 +155,62 @@ def _number(raw: Column) -> Column:
         return F.regexp_extract(raw, _FLOAT, i)
 
     digits = F.regexp_replace(F.concat(grp(1), grp(2)), "^0+", "")
-    mantissa = F.regexp_replace(digits, "0+$", "")  # significant digits, no trailing zeros
-    zeros = F.length(digits) - F.length(mantissa)
     exp = F.coalesce(F.nullif(grp(3), F.lit("")).try_cast("int"), F.lit(0))
-    e = exp - F.length(grp(2)) + zeros  # value = mantissa × 10^e
-    m = mantissa.try_cast("long")
-    x = F.abs(raw.try_cast("double"))
 
-    def read(k: Column, at: Column) -> Column:  # k × 10^at as the double Spark reads
+    def check(d: Column) -> Column:
+        mantissa = F.regexp_replace(d["digits"], "0+$", "")  # significant digits only
+        zeros = F.length(d["digits"]) - F.length(mantissa)
+        parts = F.struct(
+            mantissa.alias("s"),
+            mantissa.try_cast("long").alias("m"),
+            (d["exp"] - F.length(grp(2)) + zeros).alias("e"),  # value = m * 10^e
+            F.abs(raw.try_cast("double")).alias("x"),
+        )
+        return _let(parts, proved)
+
+    def read(k: Column, at: Column) -> Column:  # k * 10^at, as the double Spark reads
         return F.concat(k.cast("string"), F.lit("E"), at.cast("string")).try_cast("double")
 
-    shorter = F.floor(m / 10).cast("long")
-    shortest = (F.length(mantissa) == 1) | (
-        (read(shorter, e + 1) != x) & (read(shorter + 1, e + 1) != x)
-    )
-    nearest = (read(m * 10 - 5, e - 1) < x) & (read(m * 10 + 5, e - 1) > x)
+    def proved(p: Column) -> Column:
+        m, e, x = p["m"], p["e"], p["x"]
+        shorter = F.floor(m / 10).cast("long")
+        # No decimal one digit shorter reads back as x: the text is as short as repr's.
+        shortest = (F.length(p["s"]) == 1) | (
+            (read(shorter, e + 1) != x) & (read(shorter + 1, e + 1) != x)
+        )
+        # The half-way points to its neighbours read back strictly below and above x, so x
+        # lies strictly between them: the text is the nearest of its length, as repr's is.
+        nearest = (read(m * 10 - 5, e - 1) < x) & (read(m * 10 + 5, e - 1) > x)
+        return F.when(p["s"] == "", raw).when(  # a zero: 0.0 or -0.0, as Python writes it
+            (F.length(p["s"]) <= 17) & shortest & nearest, raw
+        )
+
     return (
         F.when(raw.rlike(_INT), F.when(F.length(raw) <= _MAX_INT_DIGITS, raw))
-        .when(raw.isin("Infinity", "-Infinity"), F.lit("null"))  # json.loads: inf → NULL
-        .when(~raw.rlike(_FLOAT), F.lit(None))
-        .when(mantissa == "", raw)  # a zero: 0.0 or -0.0, as Python writes it
-        .when((F.length(mantissa) <= 17) & shortest & nearest, raw)
+        .when(raw.isin("Infinity", "-Infinity"), F.lit("null"))  # json.loads: inf, then NULL
+        .when(raw.rlike(_FLOAT), _let(F.struct(digits.alias("digits"), exp.alias("exp")), check))
     )
 
 
-def _value(raw: Column, var: Column) -> Column:
+def _value(_key: Column, raw: Column, var: Column) -> Column:
     """One column value as the pipeline writes it (JSON text), or NULL when not provably so."""
     from pyspark.sql import functions as F
 
-    t = F.schema_of_variant(var)
     blanked = F.regexp_replace(raw, _STRING, '""')
     nested = F.when(
         blanked.rlike(_NESTED_OK) & ~blanked.rlike(f"[0-9]{{{_MAX_INT_DIGITS + 1}}}"), raw
     )
-    return (
-        F.when(var.isNull() | (t == "VOID"), F.lit("null"))
-        .when(t == "STRING", F.to_json(var))
-        .when(t == "BOOLEAN", F.when(raw == "true", F.lit('"true"')).when(raw == "false", '"false"'))
-        .when(t.startswith("OBJECT") | t.startswith("ARRAY"), nested)
-        .when(raw.isNull(), F.lit(None))
-        .otherwise(_number(raw))
-    )
+
+    def by_type(t: Column) -> Column:
+        return (
+            F.when(var.isNull() | (t == "VOID"), F.lit("null"))
+            .when(t == "STRING", F.to_json(var))
+            .when(t == "BOOLEAN", F.when(raw == "true", '"true"').when(raw == "false", '"false"'))
+            .when(t.startswith("OBJECT") | t.startswith("ARRAY"), nested)
+            .when(raw.isNotNull(), _number(raw))
+        )
+
+    return _let(F.schema_of_variant(var), by_type)
 
 
 def _object(m: Column) -> Column:
@@ -202,8 +226,12 @@ def _object(m: Column) -> Column:
 
 # --- the column --------------------------------------------------------------------------------
 
+_STATE = ("owner", "name", "old_values", "new_values")
 
-def declarative_column(payload: Column, steps: list[dict[str, Any]], *, table: str | None) -> Any:
+
+def declarative_column(
+    payload: Column, steps: list[dict[str, Any]], *, table: str | None
+) -> Column | None:
     """The transformed payload's JSON text for a ROW_LCR ``payload`` (its JSON text), by Spark
     SQL expressions only; None when a step is not supported (keep the Python UDF for the rule).
 
@@ -231,84 +259,103 @@ def declarative_column(payload: Column, steps: list[dict[str, Any]], *, table: s
         return sub(name).isNull() | (type_of(name) == "VOID")
 
     # The checks message_from_queue → _row_lcr makes; a row failing them falls back (it errors).
-    cmd, owner, name = text("command_type"), text("object_owner"), text("object_name")
-    source = text("source_database_name")
-    tag = text("tag")
-    valid = cmd.isNotNull() & owner.isNotNull() & name.isNotNull()
-    valid &= absent("source_database_name") | source.isNotNull()
+    cmd, tag = text("command_type"), text("tag")
+    valid = cmd.isNotNull() & text("object_owner").isNotNull() & text("object_name").isNotNull()
+    valid &= absent("source_database_name") | text("source_database_name").isNotNull()
     valid &= absent("tag") | (tag.isNotNull() & tag.rlike(_HEX_EVEN))
-    tag_out = F.when(tag != "", F.upper(tag))
+    if any(t.declarative_type == ADD_COLUMN for t, _ in plan):
+        valid &= cmd.rlike(_ASCII)  # only ASCII upper-cases the same in Python and Java
 
     # Jackson's text of each value; parsed only once the VARIANT parse succeeded (a duplicate
     # map key would make from_json fail the whole task).
     raw = F.when(v.isNotNull(), F.from_json(payload, _RAW_SCHEMA))
-    lists: dict[str, Column] = {}
+    lists = {}
     for lst in ("old_values", "new_values"):
         is_object = type_of(lst).startswith("OBJECT")
         valid &= absent(lst) | is_object
-        rendered = F.map_zip_with(
-            raw[lst], F.try_variant_get(v, f"$.{lst}", "map<string,variant>"), _value_of
-        )
-        lists[lst] = F.when(is_object, rendered).otherwise(
+        variants = F.try_variant_get(v, f"$.{lst}", "map<string,variant>")
+        lists[lst] = F.when(is_object, F.map_zip_with(raw[lst], variants, _value)).otherwise(
             F.create_map().cast("map<string,string>")
         )
+    start = F.struct(
+        text("object_owner").alias("owner"),
+        text("object_name").alias("name"),
+        lists["old_values"].alias("old_values"),
+        lists["new_values"].alias("new_values"),
+    )
 
-    origin = (owner, name)  # the object the rule fired for scopes the column steps
-    cmd_up = F.upper(cmd)
-    for t, added in plan:
-        kind = t.declarative_type
-        if kind == RENAME_TABLE:
-            (fo, fn), (to, tn) = _split(t.from_table_name), _split(t.to_table_name)
-            hit = (owner == fo) & (name == fn)
-            owner = F.when(hit, F.lit(to)).otherwise(owner)
-            name = F.when(hit, F.lit(tn)).otherwise(name)
-            continue
-        if kind == RENAME_SCHEMA:
-            hit = owner == t.from_schema_name
-            owner = F.when(hit, F.lit(t.to_schema_name)).otherwise(owner)
-            continue
+    def run(state: Column) -> Column:
+        origin = (state["owner"], state["name"])  # the object the rule fired for scopes columns
+        for t, added in plan:
+            state = _let(state, _stepper(t, added, origin, cmd))
+        return state
+
+    def out(s: Column) -> Column:
+        head = F.to_json(
+            F.struct(
+                text("source_database_name").alias("source_database_name"),
+                cmd.alias("command_type"),
+                s["owner"].alias("object_owner"),
+                s["name"].alias("object_name"),
+                F.when(tag != "", F.upper(tag)).alias("tag"),
+            ),
+            {"ignoreNullFields": "false"},
+        )
+        body = F.concat(
+            F.regexp_replace(head, r"\}\z", ""),  # the header object, left open
+            F.lit(',"old_values":'),
+            _object(s["old_values"]),
+            F.lit(',"new_values":'),
+            _object(s["new_values"]),
+            F.lit("}"),
+        )
+        ok = F.lit(True)
+        for lst in ("old_values", "new_values"):  # every value rendered exactly
+            ok &= s[lst].isNotNull() & F.forall(F.map_values(s[lst]), lambda x: x.isNotNull())
+        return F.when(ok, body)
+
+    return F.when(F.coalesce(valid, F.lit(False)), _let(_let(start, run), out))
+
+
+def _stepper(
+    t: Declarative, added: str | None, origin: tuple[Column, Column], cmd: Column
+) -> Callable[[Column], Column]:
+    # A one-argument function: Spark reads a two-argument lambda as (element, index).
+    return lambda s: _apply(s, t, added, origin, cmd)
+
+
+def _apply(
+    s: Column, t: Declarative, added: str | None, origin: tuple[Column, Column], cmd: Column
+) -> Column:
+    """The state (owner, name, value lists) after one step, as apply_declarative does it."""
+    from pyspark.sql import functions as F
+
+    owner, name = s["owner"], s["name"]
+    fields = {f: s[f] for f in _STATE}
+    kind = t.declarative_type
+    if kind == RENAME_TABLE:
+        (fo, fn), (to, tn) = _split(t.from_table_name), _split(t.to_table_name)
+        hit = (owner == fo) & (name == fn)
+        fields["owner"] = F.when(hit, F.lit(to)).otherwise(owner)
+        fields["name"] = F.when(hit, F.lit(tn)).otherwise(name)
+    elif kind == RENAME_SCHEMA:
+        hit = owner == t.from_schema_name
+        fields["owner"] = F.when(hit, F.lit(t.to_schema_name)).otherwise(owner)
+    else:
         scoped = F.lit(True)
         if t.table is not None:
             so, sn = _split(t.table)
             scoped = (origin[0] == so) & (origin[1] == sn)
-        targets = _LISTS[t.value_type]
-        if kind == ADD_COLUMN:
-            valid &= cmd.rlike(_ASCII)  # only ASCII upper-cases the same in Python and Java
-        for lst in targets:
-            m = lists[lst]
-            step, when = _step(t, added, m)
+        cmd_up = F.upper(cmd)
+        for lst in _LISTS[t.value_type]:
+            m = s[lst]
+            changed, when = _step(t, added, m)
             if kind == ADD_COLUMN:
-                # ADD fills only a list the command carries (transform._CARRIED), else a
-                # non-empty one.
-                known = [c for c, carried in _CARRIED.items() if lst in carried]
-                when &= cmd_up.isin(known) | (~cmd_up.isin(list(_CARRIED)) & (F.size(m) > 0))
-            lists[lst] = F.when(scoped & when, step).otherwise(m)
-
-    head = F.to_json(
-        F.struct(
-            source.alias("source_database_name"),
-            cmd.alias("command_type"),
-            owner.alias("object_owner"),
-            name.alias("object_name"),
-            tag_out.alias("tag"),
-        ),
-        {"ignoreNullFields": "false"},
-    )
-    body = F.concat(
-        F.regexp_replace(head, r"\}\z", ""),  # the header object, left open
-        F.lit(',"old_values":'),
-        _object(lists["old_values"]),
-        F.lit(',"new_values":'),
-        _object(lists["new_values"]),
-        F.lit("}"),
-    )
-    for m in lists.values():
-        valid &= m.isNotNull() & F.forall(F.map_values(m), lambda x: x.isNotNull())
-    return F.when(F.coalesce(valid, F.lit(False)), body)
-
-
-def _value_of(_key: Column, raw: Column, var: Column) -> Column:
-    return _value(raw, var)
+                # ADD fills only a list the command carries, else a non-empty one.
+                carried = [c for c, lists in _CARRIED.items() if lst in lists]
+                when &= cmd_up.isin(carried) | (~cmd_up.isin(list(_CARRIED)) & (F.size(m) > 0))
+            fields[lst] = F.when(scoped & when, changed).otherwise(m)
+    return F.struct(*[fields[f].alias(f) for f in _STATE])
 
 
 def _step(t: Declarative, added: str | None, m: Column) -> tuple[Column, Column]:
@@ -332,4 +379,3 @@ def _step(t: Declarative, added: str | None, m: Column) -> tuple[Column, Column]
     added_map = F.create_map(F.lit(t.column_name), F.lit(added))
     grown = F.map_concat(F.map_filter(m, lambda k, _v: k != t.column_name), added_map)
     return grown, ~F.map_contains_key(m, t.column_name)
-
