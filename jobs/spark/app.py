@@ -73,6 +73,26 @@ def _transformer(spec: dict[str, Any], d: dict[str, Any]) -> Any:
     return F.udf(run, out_type, useArrow=False).asNondeterministic()
 
 
+def _declarative_fast_path(rules: list[dict[str, Any]], transforming: list[int], hit: Any) -> Any:
+    """The transformed payload of a row LCR whose hit rule only has declarative transformations,
+    as a Spark expression (``jobs/spark/declarative.py``, proven equal to the pipeline); NULL
+    for every other row. None when no transforming rule of the set qualifies."""
+    from pyspark.sql import functions as F
+
+    from jobs.spark.declarative import declarative_column
+    from rules.lang.migration import subsetting_operation_of
+
+    branches = []
+    for j in transforming:
+        t = rules[j]["transform"]
+        if t.get("custom_name") or subsetting_operation_of(t.get("action_context")) is not None:
+            continue
+        col = declarative_column(F.col("payload"), t.get("declarative") or [], table=None)
+        if col is not None:
+            branches.append(F.when((hit == F.lit(j)) & (F.col("kind") == "ROW_LCR"), col))
+    return F.coalesce(*branches, F.lit(None).cast("string")) if branches else None
+
+
 def decisions(df: Any, spec: dict[str, Any]) -> Any:
     """``df`` with ``dests`` (the destination queue ids that take each message) and, when a
     destination transforms, ``tx`` (its transformed copies or their errors)."""
@@ -97,20 +117,32 @@ def decisions(df: Any, spec: dict[str, Any]) -> Any:
         # The first TRUE positive rule decides which transformation runs (pipeline.apply).
         hit = F.coalesce(*[F.when(c, F.lit(j)) for j, c in enumerate(pos_cols)], F.lit(None))
         hit = F.when(perform & hit.isin(transforming), hit)
+        # Declarative-only rules on row LCRs run as Spark expressions; a row they cannot render
+        # exactly (NULL) and every other transformation go through the Python pipeline.
+        fast = _declarative_fast_path(pos, transforming, hit)
         name = f"t{i}"
+        udf_hit = hit if fast is None else F.when(fast.isNull(), hit)
         df = df.withColumn(
-            name, _transformer(spec, d)(F.col("kind"), F.col("type_name"), F.col("payload"), hit)
+            name,
+            _transformer(spec, d)(F.col("kind"), F.col("type_name"), F.col("payload"), udf_hit),
         )
         t = F.col(name)
-        takes.append(F.when(perform & (t.status != F.lit("discard")), q))
+        if fast is not None:
+            status = F.when(fast.isNotNull(), F.lit("changed")).otherwise(t.status)
+            kind = F.when(fast.isNotNull(), F.lit("ROW_LCR")).otherwise(t.kind)
+            type_name = F.when(fast.isNotNull(), F.col("type_name")).otherwise(t.type_name)
+            payload = F.coalesce(fast, t.payload)
+        else:
+            status, kind, type_name, payload = t.status, t.kind, t.type_name, t.payload
+        takes.append(F.when(perform & (status != F.lit("discard")), q))
         txs.append(
             F.when(
-                t.status.isin("changed", "error"),
+                status.isin("changed", "error"),
                 F.struct(
                     q.alias("dest"),
-                    t.kind.alias("kind"),
-                    t.type_name.alias("type_name"),
-                    t.payload.alias("payload"),
+                    kind.alias("kind"),
+                    type_name.alias("type_name"),
+                    payload.alias("payload"),
                     t.error.alias("error"),
                 ),
             )

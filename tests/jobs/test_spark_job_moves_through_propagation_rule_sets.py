@@ -5,13 +5,16 @@ other subscribers keep theirs, and transformations run as in a propagation's run
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from jobs import services
+from queues import engine
 from queues import services as qs
 from queues.models import Message, MessageConsumer
 from rules.lang import message_from_queue
-from rules.lang.pipeline import apply
+from rules.lang.pipeline import apply, message_content
 from rules.selectors import rule_set_spec
 
 from .conftest import enqueue
@@ -194,3 +197,74 @@ def test_two_true_transforming_rules_pick_the_one_a_propagation_picks(
     assert job.state == "SUCCEEDED", job.error
     got = sorted((m.payload for m in Message.objects.filter(queue=dst)), key=lambda x: x["n"])
     assert got == expected
+
+
+def test_declarative_transformations_of_row_lcrs_match_the_pipeline(
+    eager_tasks, admin_user, mc_table, sc_table, make_queue
+):
+    """Declarative steps run as Spark expressions (jobs/spark/declarative.py); a row they cannot
+    render exactly (a float Java prints differently) goes through the Python pipeline."""
+    from rules import services as rs
+    from rules.selectors import rule_set_transformations
+
+    src, dst = make_queue("SRC", mc_table), make_queue("DST", sc_table)
+    s = rs.rule_set_create(user=admin_user, name="RS")
+    r = rs.rule_create(user=admin_user, name="R_HR", condition=":dml.get_object_owner() = 'HR'")
+    rs.rule_set_add_rule(user=admin_user, rule_set=s, rule=r)
+    for kind, params in (
+        ("RENAME COLUMN", {"from_column_name": "salary", "to_column_name": "pay"}),
+        ("DELETE COLUMN", {"column_name": "email"}),
+        ("ADD COLUMN", {"column_name": "origin", "column_value": "bulk"}),
+        ("RENAME TABLE", {"from_table_name": "HR.EMPLOYEES", "to_table_name": "HR.STAFF"}),
+    ):
+        rs.transformation_add_declarative(user=admin_user, rule=r, declarative_type=kind, **params)
+    p = services.propagation_create(
+        user=admin_user,
+        name="P",
+        source_queue=src,
+        destination_queue=dst,
+        positive_rule_set=s,
+        schedule=False,
+    )
+    lcrs = [
+        {
+            "source_database_name": "DB1",
+            "command_type": cmd,
+            "object_owner": owner,
+            "object_name": "EMPLOYEES",
+            "old_values": {"EMPLOYEE_ID": i, "SALARY": salary, "EMAIL": "x@y"}
+            if cmd != "INSERT"
+            else {},
+            "new_values": {"EMPLOYEE_ID": i, "SALARY": salary} if cmd != "DELETE" else {},
+        }
+        for i, (cmd, owner, salary) in enumerate(
+            [
+                ("INSERT", "HR", 100),
+                ("UPDATE", "HR", 12345678901234567890123),
+                ("DELETE", "HR", 0.1 + 0.2),  # Java prints it otherwise: the Python path
+                ("UPDATE", "OE", 5),  # no rule is TRUE: discarded
+                ("UPDATE", "HR", "7.5"),
+            ]
+        )
+    ]
+    qs.message_enqueue(
+        user=None, queue=src, messages=[engine.NewMessage(payload=x, kind="ROW_LCR") for x in lcrs]
+    )
+    expected = []
+    for x in lcrs:
+        res = apply(
+            message_from_queue("ROW_LCR", None, x),
+            positive=rule_set_spec(s),
+            negative=None,
+            transformations_for=rule_set_transformations(s),
+        )
+        if res.perform:
+            expected.append(message_content(res.message_out, type_name=None)[2])
+
+    job = submit(source_queue=src, propagations=[p], mode="MOVE")
+
+    assert job.state == "SUCCEEDED", job.error
+    got = [m.payload for m in Message.objects.filter(queue=dst).order_by("bulk_source_id")]
+    assert len(got) == 4 and all(m["object_name"] == "STAFF" for m in got)
+    assert got == json.loads(json.dumps(expected))
+    assert all("PAY" in (m["new_values"] or m["old_values"]) for m in got)
