@@ -80,13 +80,19 @@ def _split(table: str) -> tuple[str, str]:
 def _added_value(value: Any) -> str | None:
     """The JSON text the pipeline writes for an ADD COLUMN value: computed by the pipeline's own
     code (a RowLCR reads it with from_json_value, message_to_json writes it)."""
-    from rules.lang.pipeline import message_to_json
-    from rules.lang.values import RowLCR
+    from decimal import Decimal
 
+    from rules.lang.pipeline import message_to_json
+    from rules.lang.values import RowLCR, number_in_range
+
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    # Out of Oracle's NUMBER range, a later step that reads the LCR again makes it NULL.
+    if number and not number_in_range(Decimal(repr(value) if isinstance(value, float) else value)):
+        return None
     try:
         lcr = RowLCR("D", "INSERT", "O", "N", new_values={"C": value})
         return json.dumps(message_to_json(lcr)["new_values"]["C"], allow_nan=False)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, ArithmeticError):
         return None
 
 
@@ -146,6 +152,11 @@ def _let(value: Column, body: Callable[[Column], Column]) -> Column:
     return F.transform(F.array(value), body)[0]
 
 
+# Oracle NUMBER's decimal exponents (rules.lang.values), beyond which the pipeline may not keep
+# a number as it is.
+_MIN_EXP, _MAX_EXP = -130, 125
+
+
 def _number(raw: Column) -> Column:
     """The JSON text Python writes for a number read as ``raw`` (Jackson's text), or NULL when
     this cannot be proved equal to it (see the module docstring)."""
@@ -181,12 +192,23 @@ def _number(raw: Column) -> Column:
         # The half-way points to its neighbours read back strictly below and above x, so x
         # lies strictly between them: the text is the nearest of its length, as repr's is.
         nearest = (read(m * 10 - 5, e - 1) < x) & (read(m * 10 + 5, e - 1) > x)
+        # Outside Oracle's NUMBER range the pipeline may write NULL (a step that rebuilds the
+        # LCR reads its values again): left to the Python path.
+        adjusted = e + F.length(p["s"]) - 1
+        in_range = (adjusted >= F.lit(_MIN_EXP)) & (adjusted <= F.lit(_MAX_EXP))
         return F.when(p["s"] == "", raw).when(  # a zero: 0.0 or -0.0, as Python writes it
-            (F.length(p["s"]) <= 17) & shortest & nearest, raw
+            (F.length(p["s"]) <= 17) & shortest & nearest & in_range, raw
         )
 
     return (
-        F.when(raw.rlike(_INT), F.when(F.length(raw) <= _MAX_INT_DIGITS, raw))
+        F.when(
+            raw.rlike(_INT),
+            F.when(
+                (F.length(raw) <= _MAX_INT_DIGITS)
+                & (F.length(F.regexp_replace(raw, "^-", "")) <= _MAX_EXP + 1),
+                raw,
+            ),
+        )
         .when(raw.isin("Infinity", "-Infinity"), F.lit("null"))  # json.loads: inf, then NULL
         .when(raw.rlike(_FLOAT), _let(F.struct(digits.alias("digits"), exp.alias("exp")), check))
     )

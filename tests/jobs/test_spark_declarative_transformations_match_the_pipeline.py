@@ -188,13 +188,21 @@ def plain(value: Any, *, top: bool = True) -> bool:
     if isinstance(value, bool):
         return top
     if isinstance(value, int):
-        return len(str(abs(value))) <= 1000
+        return len(str(abs(value))) <= 126  # Oracle NUMBER range: beyond, the Python path
     if isinstance(value, float):
         digits = Decimal(repr(value)).normalize().as_tuple().digits
         return top and (value == 0 or 1e-5 <= abs(value) < 1e15) and len(digits) <= 15
     if isinstance(value, list):
         return all(plain(v, top=False) for v in value)
     return all(plain(v, top=False) for v in value.values())
+
+
+def out_of_range(value: Any) -> bool:
+    from rules.lang.values import number_in_range
+
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    return not number_in_range(Decimal(repr(value) if isinstance(value, float) else value))
 
 
 def plain_payload(p: Any) -> bool:
@@ -244,8 +252,11 @@ def check(
     return fallbacks
 
 
+# Derandomized: CI runs the examples this was checked with; a random seed per run found two real
+# differences (numbers outside Oracle's range) in longer runs, fixed and kept as tests below.
 @settings(
     max_examples=40,
+    derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -254,7 +265,11 @@ def check(
     items=st.lists(st.one_of(payloads, payloads, payloads, bad_payloads), min_size=1, max_size=12),
 )
 def test_expressions_write_what_the_pipeline_writes(spark, rules_pg, steps, items) -> None:  # noqa: F811
-    assert supported_steps(steps) is not None  # every valid declaration is supported
+    if supported_steps(steps) is None:
+        # Only an ADD of a number outside Oracle's range is left to Python whole (the pipeline
+        # may write it NULL once a later step reads the LCR again).
+        assert any(out_of_range(d.get("column_value")) for d in steps), steps
+        return
     rendered = len(items) * 2 - check(spark, rules_pg, items, steps, notes=True)
     event(f"rows rendered by expressions: {'some' if rendered else 'none'}")
 
@@ -329,3 +344,21 @@ def test_unsupported_steps_are_left_to_python() -> None:
     assert declarative_column(None, [{**ok, "value_type": "BOTH"}], table=None) is None
     assert declarative_column(None, [{**ok, "column_name": None}], table=None) is None
     assert declarative_column(None, [{**ok, "unknown_field": 1}], table=None) is None
+
+
+def test_numbers_outside_oracles_range_are_left_to_python(spark, rules_pg) -> None:  # noqa: F811
+    """An ADD COLUMN makes the pipeline read the LCR's values again, and a number outside
+    Oracle's NUMBER range comes back NULL: the expressions must not write it as it was (found by
+    the property test above, seed 45508630916792084577598840611914341726)."""
+    add = declarative("ADD COLUMN", column_name="id", column_value=None, value_type="NEW")
+    steps = [add.stored() | {"table": None}]
+    items = [
+        {
+            "command_type": "INSERT",
+            "object_owner": "HR",
+            "object_name": "EMP",
+            "old_values": {"ID": v},
+        }
+        for v in (2.5e-300, 1e200, 10**130, 2.5e-100)
+    ]
+    assert check(spark, rules_pg, items, steps) >= 6  # the three out of range, both text forms
