@@ -768,18 +768,15 @@ def spark_job_submit(
 
 
 def _spark_send(job: Any) -> None:
+    from jobs.spark_submit import config as spark_submit_config
     from jobs.tasks import spark_job_run
 
     job_id, attempt = job.pk, job.attempt
     transaction.on_commit(
-        lambda: spark_job_run.apply_async(args=[job_id, attempt], queue=_spark_cfg()["QUEUE"])
+        lambda: spark_job_run.apply_async(
+            args=[job_id, attempt], queue=spark_submit_config()["QUEUE"]
+        )
     )
-
-
-def _spark_cfg() -> dict[str, Any]:
-    from django.conf import settings
-
-    return settings.AQ_SPARK
 
 
 def spark_job_claim(job_id: int, attempt: int, *, worker: str, task_id: str) -> Any:
@@ -924,9 +921,10 @@ def spark_job_reap(*, now: datetime | None = None) -> int:
     driver exits by itself when its submitter is gone; a re-run goes on from the committed parts."""
     from jobs.choices import SparkJobState
     from jobs.models import SparkJob
+    from jobs.spark_submit import config as spark_submit_config
 
     now = now or timezone.now()
-    stale = now - timedelta(seconds=float(_spark_cfg()["STALE_S"]))
+    stale = now - timedelta(seconds=float(spark_submit_config()["STALE_S"]))
     return SparkJob.objects.filter(state=SparkJobState.RUNNING, heartbeat_at__lt=stale).update(
         state=SparkJobState.FAILED,
         finished_at=now,

@@ -62,10 +62,6 @@ def config() -> dict[str, Any]:
 # --- the spec ------------------------------------------------------------------------------------
 
 
-def _queue_dict(info: Any) -> dict[str, Any]:
-    return asdict(info)
-
-
 def _rules(rule_set: Any, *, transforms: bool) -> list[dict[str, Any]] | None:
     """A rule set's enabled rules in evaluation order, with each rule's variables and (for a
     positive set) its transformations, as the Spark side rebuilds them."""
@@ -101,7 +97,7 @@ def _rules(rule_set: Any, *, transforms: bool) -> list[dict[str, Any]] | None:
     return out
 
 
-def _destination(conn: Any, job: Any, d: Any) -> dict[str, Any]:
+def _destination(conn: Any, d: Any) -> dict[str, Any]:
     from queues import engine
 
     info = engine.queue_info(conn, d.queue_id)
@@ -112,7 +108,7 @@ def _destination(conn: Any, job: Any, d: Any) -> dict[str, Any]:
         "by_priority": info.by_priority,
         "commit_time": info.commit_time,
         "channel": info.channel,
-        "queue_info": _queue_dict(info),
+        "queue_info": asdict(info),
         "propagation": None,
         "subscriber_id": None,
         "positive": None,
@@ -143,7 +139,7 @@ def build_spec(job: Any) -> dict[str, Any]:
         what = f"queue {job.source_name}" if job.source_queue_id is None else ", ".join(gone)
         raise SubmitError(f"The job's {what} was dropped since it was submitted.")
     dests = [
-        _destination(conn, job, d)
+        _destination(conn, d)
         for d in job.destinations.select_related(
             "propagation__positive_rule_set", "propagation__negative_rule_set"
         ).order_by("position", "pk")

@@ -52,7 +52,7 @@ def _any(cols: list[Any], empty: bool) -> Any:
     return reduce(lambda a, b: a | b, cols) if cols else F.lit(empty)
 
 
-def _transformer(spec: dict[str, Any], d: dict[str, Any]) -> Any:
+def _transformer(d: dict[str, Any]) -> Any:
     """A Python UDF (kind, type_name, payload, hit) → the destination's transformed copy."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
@@ -124,7 +124,7 @@ def decisions(df: Any, spec: dict[str, Any]) -> Any:
         udf_hit = hit if fast is None else F.when(fast.isNull(), hit)
         df = df.withColumn(
             name,
-            _transformer(spec, d)(F.col("kind"), F.col("type_name"), F.col("payload"), udf_hit),
+            _transformer(d)(F.col("kind"), F.col("type_name"), F.col("payload"), udf_hit),
         )
         t = F.col(name)
         if fast is not None:
