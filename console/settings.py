@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "rules",
     "queues",
     "jobs",
+    "gateway",
     "console",
 ]
 
@@ -204,6 +205,30 @@ AQ_PROPAGATION = {
 }
 AQ_WORKER_HEARTBEAT_S = _env_float("AQ_WORKER_HEARTBEAT_S", 5)
 AQ_DISPATCH_INTERVAL_S = _env_float("AQ_DISPATCH_INTERVAL_S", 1)
+# The Messaging Gateway (gateway app). Back-off and FAILED-after-16 are MGW's (spec/gateway.md
+# §1.9.3, §1.12); tests shorten them through the environment.
+MGW = {
+    "HEARTBEAT_S": _env_float("MGW_HEARTBEAT_S", 2),
+    "STALE_S": _env_float("MGW_STALE_S", 10),  # no lock and no beat this long: process gone
+    "RESTART_DELAY_S": _env_float("MGW_RESTART_DELAY_S", 5),  # the Scheduler job's re-run
+    "LOOP_WAIT_S": _env_float("MGW_LOOP_WAIT_S", 0.25),
+    "SLICE_S": _env_float("MGW_SLICE_S", 5),  # a job cycle then gives its thread to others
+    "FETCH_WAIT_S": _env_float("MGW_FETCH_WAIT_S", 0.5),
+    "FOREIGN_TIMEOUT_S": _env_float("MGW_FOREIGN_TIMEOUT_S", 5),
+    "BACKOFF_MIN_S": _env_float("MGW_BACKOFF_MIN_S", 2),
+    "BACKOFF_MAX_S": _env_float("MGW_BACKOFF_MAX_S", 1800),
+    "MAX_FAILURES": int(os.environ.get("MGW_MAX_FAILURES", "16")),
+    "REMOVE_RETRY_S": _env_float("MGW_REMOVE_RETRY_S", 5),
+    "RECEIVE_LOG_RETENTION_S": _env_float("MGW_RECEIVE_LOG_RETENTION_S", 7 * 86400),
+    "LOG_KEEP_LINES": int(os.environ.get("MGW_LOG_KEEP_LINES", "5000")),
+}
+MGW_ENCRYPTION_KEY = os.environ.get("MGW_ENCRYPTION_KEY", "")
+# Transformations MGW jobs may name (CREATE_JOB's transformation): name -> dotted path of a
+# callable payload -> payload. Raising is a conversion failure (the exception queue).
+MGW_TRANSFORMATIONS = {
+    "MGW_ENVELOPE": "gateway.transformations_examples.envelope",
+    "MGW_REJECT_POISON": "gateway.transformations_examples.reject_poison",
+}
 CELERY_TASK_ROUTES = {
     "jobs.tasks.propagation_run": {"queue": AQ_PROPAGATION["QUEUE"]},
     "jobs.tasks.spark_job_run": {"queue": os.environ.get("AQ_SPARK_QUEUE", "spark")},
@@ -216,6 +241,10 @@ CELERY_BEAT_SCHEDULE = {
     "aq-propagation-dispatch": {
         "task": "jobs.tasks.propagation_dispatch",
         "schedule": AQ_DISPATCH_INTERVAL_S,
+    },
+    "mgw-agent-reap": {
+        "task": "gateway.tasks.agent_reap",
+        "schedule": 2.0,
     },
     "aq-propagation-reap": {
         "task": "jobs.tasks.propagation_reap",

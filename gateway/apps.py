@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class GatewayConfig(AppConfig):
+    """The Messaging Gateway (DBMS_MGWADM): agents, links to foreign systems, foreign queues and
+    MGW propagation jobs, run by agent processes that are Celery workers."""
+
+    name = "gateway"
+    verbose_name = "Messaging Gateway"

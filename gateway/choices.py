@@ -1,0 +1,107 @@
+"""One TextChoices per MGW enumeration (spec/gateway.md §1.6.6, §1.7, §1.8, §1.9, §1.12, §2.1);
+model fields, filters, serializers and badges all read these."""
+
+from django.db import models
+
+
+class AgentStatus(models.TextChoices):
+    NOT_STARTED = "NOT_STARTED", "Not started"
+    START_SCHEDULED = "START_SCHEDULED", "Start scheduled"
+    STARTING = "STARTING", "Starting"
+    INITIALIZING = "INITIALIZING", "Initializing"
+    RUNNING = "RUNNING", "Running"
+    SHUTTING_DOWN = "SHUTTING_DOWN", "Shutting down"
+    BROKEN = "BROKEN", "Broken"
+
+
+# States in which an agent process is supposed to exist (and so can be pinged).
+AGENT_LIVE_STATES = (
+    AgentStatus.STARTING,
+    AgentStatus.INITIALIZING,
+    AgentStatus.RUNNING,
+    AgentStatus.SHUTTING_DOWN,
+)
+
+
+class AgentPing(models.TextChoices):
+    REACHABLE = "REACHABLE", "Reachable"
+    UNREACHABLE = "UNREACHABLE", "Unreachable"
+
+
+class ShutdownMode(models.TextChoices):
+    NORMAL = "NORMAL", "Normal"  # finish the batches in flight
+    IMMEDIATE = "IMMEDIATE", "Immediate"  # roll back the batches in flight
+
+
+class LogLevel(models.IntegerChoices):
+    """DBMS_MGWADM's log levels 0 to 4."""
+
+    BASIC = 0, "BASIC_LOGGING"
+    LIGHT = 1, "LIGHT_LOGGING"
+    MEDIUM = 2, "MEDIUM_LOGGING"
+    HEAVY = 3, "HEAVY_LOGGING"
+    TRACE = 4, "TRACE_LOGGING"
+
+
+class LinkType(models.TextChoices):
+    AMQP = "AMQP", "AMQP 0-9-1 (RabbitMQ)"
+    MQTT = "MQTT", "MQTT 3.1.1 / 5"
+    NATS = "NATS", "NATS JetStream"
+    REDIS = "REDIS", "Redis Streams"
+
+
+class Domain(models.TextChoices):
+    QUEUE = "QUEUE", "Queue"
+    TOPIC = "TOPIC", "Topic"
+
+
+class Direction(models.TextChoices):
+    OUTBOUND = "OUTBOUND", "Outbound (our queue → foreign queue)"
+    INBOUND = "INBOUND", "Inbound (foreign queue → our queue)"
+
+
+class JobStatus(models.TextChoices):
+    READY = "READY", "Ready"
+    RETRY = "RETRY", "Retry"
+    FAILED = "FAILED", "Failed"
+    DELETE_PENDING = "DELETE_PENDING", "Delete pending"
+
+
+class Recovery(models.TextChoices):
+    """What a job's recovery found (spec §1.11); cleared by the matching CLEANUP_GATEWAY action."""
+
+    NONE = "", "None"
+    MISSING_MESSAGE = "MISSING_MESSAGE", "[415] missing source message"
+    MISSING_LOG_RECORD = "MISSING_LOG_RECORD", "[416] missing log record"
+
+
+class CleanupAction(models.TextChoices):
+    CLEAN_STARTUP_STATE = "CLEAN_STARTUP_STATE", "Clean startup state"
+    CLEAN_LOG_QUEUES = "CLEAN_LOG_QUEUES", "Clean log queues"
+    RESET_SUB_MISSING_LOG_REC = "RESET_SUB_MISSING_LOG_REC", "Reset missing log record"
+    RESET_SUB_MISSING_MESSAGE = "RESET_SUB_MISSING_MESSAGE", "Reset missing message"
+
+
+class OptionType(models.TextChoices):
+    """SET_OPTION's target types (§2.1)."""
+
+    AGENT_JAVA_PROP = "AGENT_JAVA_PROP", "Agent property"
+    MSGLINK_OPTION = "MSGLINK_OPTION", "Link option"
+    JOB_OPTION = "JOB_OPTION", "Job option"
+
+
+BADGE = {
+    AgentStatus.NOT_STARTED: "secondary",
+    AgentStatus.START_SCHEDULED: "info",
+    AgentStatus.STARTING: "info",
+    AgentStatus.INITIALIZING: "info",
+    AgentStatus.RUNNING: "success",
+    AgentStatus.SHUTTING_DOWN: "warning",
+    AgentStatus.BROKEN: "danger",
+    JobStatus.READY: "success",
+    JobStatus.RETRY: "warning",
+    JobStatus.FAILED: "danger",
+    JobStatus.DELETE_PENDING: "dark",
+    AgentPing.REACHABLE: "success",
+    AgentPing.UNREACHABLE: "danger",
+}

@@ -1,0 +1,119 @@
+"""Reads of the gateway: querysets with their joins, ping, and the agent's diagnostics."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.db import connection
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+from gateway.choices import AGENT_LIVE_STATES, AgentPing, AgentStatus
+from gateway.models import Agent, AgentLogLine, ForeignQueue, Job, Link
+
+
+def agent_list() -> QuerySet[Agent]:
+    return Agent.objects.annotate(
+        link_count=Count("links", distinct=True),
+        job_count=Count("links__jobs", distinct=True),
+    ).prefetch_related("options")
+
+
+def link_list() -> QuerySet[Link]:
+    return Link.objects.select_related("agent").annotate(
+        queue_count=Count("foreign_queues", distinct=True), job_count=Count("jobs", distinct=True)
+    )
+
+
+def foreign_queue_list() -> QuerySet[ForeignQueue]:
+    return ForeignQueue.objects.select_related("link", "link__agent")
+
+
+def job_list() -> QuerySet[Job]:
+    return Job.objects.select_related(
+        "link",
+        "link__agent",
+        "source_queue",
+        "destination_queue",
+        "exception_queue",
+        "source_foreign__link",
+        "destination_foreign__link",
+        "exception_foreign__link",
+        "subscriber",
+    )
+
+
+def agent_log(agent: Agent, *, limit: int = 200, min_severity: str = "") -> QuerySet[AgentLogLine]:
+    qs = AgentLogLine.objects.filter(agent=agent)
+    if min_severity == "WARN":
+        qs = qs.filter(severity__in=["WARN", "ERROR"])
+    elif min_severity == "ERROR":
+        qs = qs.filter(severity="ERROR")
+    return qs.order_by("-id")[:limit]
+
+
+def live_agent_ids() -> set[int]:
+    """Agents whose process holds its session advisory lock right now (gateway/agent.py)."""
+    from gateway.agent import LOCK_NS
+
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s "
+            "AND objsubid = 2 AND granted",
+            [LOCK_NS],
+        )
+        return {int(r[0]) for r in cur.fetchall()}
+
+
+def agent_ping(agent: Agent, *, live: set[int] | None = None) -> str | None:
+    """MGW_GATEWAY.AGENT_PING: None when no process should exist (NOT_STARTED, START_SCHEDULED,
+    BROKEN); REACHABLE when the process holds its lock and beat recently; else UNREACHABLE."""
+    from gateway.agent import config
+
+    if agent.status not in AGENT_LIVE_STATES:
+        return None
+    live = live_agent_ids() if live is None else live
+    fresh = agent.heartbeat_at is not None and agent.heartbeat_at > timezone.now() - timedelta(
+        seconds=config()["STALE_S"]
+    )
+    return AgentPing.REACHABLE if agent.pk in live and fresh else AgentPing.UNREACHABLE
+
+
+def agent_diagnostics(agent: Agent) -> list[str]:
+    """Why an agent is stuck (spec §4.3): a START_SCHEDULED agent needs a worker on its queue."""
+    notes: list[str] = []
+    if agent.status == AgentStatus.START_SCHEDULED:
+        from jobs.models import Worker
+
+        cutoff = timezone.now() - timedelta(seconds=60)
+        serving = Worker.objects.filter(
+            stopped_at__isnull=True, last_seen__gte=cutoff, queues__contains=[agent.celery_queue]
+        )
+        if agent.restart_at:
+            notes.append(f"Restart scheduled at {agent.restart_at:%H:%M:%S} after a failure.")
+        if not serving.exists():
+            notes.append(
+                f"No live Celery worker consumes {agent.celery_queue}: start one with "
+                f"`celery -A console worker -Q {agent.celery_queue} -c {agent.max_threads + 1}`."
+            )
+    if agent.status == AgentStatus.BROKEN:
+        notes.append(
+            "Make sure no agent process is left, then run CLEANUP_GATEWAY with CLEAN_STARTUP_STATE."
+        )
+    return notes
+
+
+def jobs_by_status(agent: Agent | None = None) -> dict[str, int]:
+    qs = Job.objects.all()
+    if agent is not None:
+        qs = qs.filter(link__agent=agent)
+    return dict(qs.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+
+
+def agent_summary() -> dict[str, Any]:
+    return {
+        "agents": Agent.objects.count(),
+        "running": Agent.objects.filter(status=AgentStatus.RUNNING).count(),
+        "failing_jobs": Job.objects.filter(Q(status="FAILED") | Q(status="RETRY")).count(),
+    }

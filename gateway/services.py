@@ -1,0 +1,1113 @@
+"""Writes of the Messaging Gateway (DBMS_MGWADM): agents, options, links, foreign queues, jobs,
+and the requests the agent process carries out (start, shutdown, job removal, cleanup).
+
+Each verb is one transaction and one change-log entry; pages, API, the ``mgwadm`` facade and the
+command line all call these. As in MGW (§1.2), every procedure works whether the agent runs or
+not: the agent re-reads its configuration at each poll, and a change that needs a restart is
+collected in ``Agent.restart_required``. A start sends the agent's Celery task after commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import connection, transaction
+from django.utils import timezone
+
+from core.choices import Capability, ChangeAction
+from core.exceptions import Conflict, DomainError, Forbidden, NotFound
+from core.roles import user_can
+from core.services import change_log_deletion, change_log_record, object_snapshot
+from gateway import crypto
+from gateway.choices import (
+    AGENT_LIVE_STATES,
+    AgentStatus,
+    CleanupAction,
+    Direction,
+    Domain,
+    JobStatus,
+    LinkType,
+    LogLevel,
+    Recovery,
+    ShutdownMode,
+)
+from gateway.drivers import driver_class
+from gateway.drivers.base import ForeignError, PropertyError
+from gateway.models import DEFAULT_AGENT, Agent, AgentOption, ForeignQueue, Job, Link
+from gateway.options import AGENT_OPTIONS, JOB_OPTIONS, coerce
+from queues import engine
+from queues import services as queue_services
+from queues.choices import QueueKind
+from queues.models import Queue
+
+User = AbstractBaseUser | AnonymousUser | None
+
+# ALTER_JOB/ALTER_AGENT's "leave unchanged" (DBMS_MGWADM.NO_CHANGE).
+NO_CHANGE: Any = object()
+
+
+def _require(user: User, capability: str) -> None:
+    if user is not None and not user_can(user, capability):
+        raise Forbidden("Your role does not allow this.")
+
+
+def _log(user: User, action: str, verb: str, obj: Any, before: Any = None, after: Any = None):
+    change_log_record(user=user, action=action, verb=verb, obj=obj, before=before, after=after)
+
+
+def _notify(agent_id: int) -> None:
+    """Wake the agent: it re-reads its configuration (MGW's configuration notifications, §1.2)."""
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_notify(%s, '')", [f"mgw_agent_{agent_id}"])
+
+
+def _upper_name(value: str, *, field: str) -> str:
+    name = (value or "").strip().upper()
+    if not name:
+        raise DomainError("A name is required.", field=field)
+    return name
+
+
+def _snapshot(obj: Any) -> dict[str, Any]:
+    data = object_snapshot(obj)
+    for key in ("password_encrypted",):
+        if data.get(key):
+            data[key] = crypto.MASK
+    return data
+
+
+# --- agents --------------------------------------------------------------------------------------
+
+
+def _check_agent_numbers(max_threads: Any, max_memory: Any) -> None:
+    if max_threads is not None and not (isinstance(max_threads, int) and 1 <= max_threads <= 128):
+        raise DomainError("max_threads must be between 1 and 128.", field="max_threads")
+    if max_memory is not None and not (isinstance(max_memory, int) and 16 <= max_memory <= 65536):
+        raise DomainError("max_memory must be between 16 and 65536 MB.", field="max_memory")
+
+
+@transaction.atomic
+def agent_create(
+    *,
+    user: User,
+    name: str,
+    username: str = "",
+    password: str = "",
+    max_memory: int = 64,
+    max_threads: int = 1,
+    comment: str = "",
+) -> Agent:
+    """CREATE_AGENT: a stopped agent with its own Celery queue ``mgw.<NAME>``."""
+    _require(user, Capability.CONFIGURE)
+    name = _upper_name(name, field="agent_name")
+    if Agent.objects.filter(name=name).exists():
+        raise Conflict(f"Agent {name} already exists.", field="agent_name")
+    if username and not password:
+        raise DomainError("A username needs its password.", field="password")
+    _check_agent_numbers(max_threads, max_memory)
+    agent = Agent(
+        name=name,
+        username=username.strip(),
+        password_encrypted=crypto.encrypt(password) if username else "",
+        max_memory=max_memory,
+        max_threads=max_threads,
+        comment=comment,
+    )
+    agent.full_clean()
+    agent.save()
+    _log(user, ChangeAction.CREATE, "agent_create", agent, after=_snapshot(agent))
+    return agent
+
+
+@transaction.atomic
+def agent_alter(
+    *,
+    user: User,
+    agent: Agent,
+    username: Any = NO_CHANGE,
+    password: Any = NO_CHANGE,
+    max_memory: Any = NO_CHANGE,
+    max_threads: Any = NO_CHANGE,
+    comment: Any = NO_CHANGE,
+) -> Agent:
+    """ALTER_AGENT: what is given changes, the rest stays. A new username needs its password;
+    max_memory and max_threads of a running agent apply at its next start."""
+    _require(user, Capability.CONFIGURE)
+    a = Agent.objects.select_for_update().get(pk=agent.pk)
+    before = _snapshot(a)
+    if username is not NO_CHANGE and (username or "") != a.username:
+        if username and password is NO_CHANGE:
+            raise DomainError("A new username needs its password.", field="password")
+        a.username = (username or "").strip()
+        if not a.username:
+            a.password_encrypted = ""
+    if password is not NO_CHANGE:
+        if not a.username:
+            raise DomainError("Set a username before its password.", field="username")
+        a.password_encrypted = crypto.encrypt(password or "")
+    _check_agent_numbers(
+        None if max_threads is NO_CHANGE else max_threads,
+        None if max_memory is NO_CHANGE else max_memory,
+    )
+    pending = set(a.restart_required or [])
+    for field_name, value in (("max_memory", max_memory), ("max_threads", max_threads)):
+        if value is not NO_CHANGE and value != getattr(a, field_name):
+            setattr(a, field_name, value)
+            if a.status != AgentStatus.NOT_STARTED:
+                pending.add(field_name)
+    if comment is not NO_CHANGE:
+        a.comment = comment or ""
+    a.restart_required = sorted(pending)
+    a.full_clean()
+    a.save()
+    _log(user, ChangeAction.UPDATE, "agent_alter", a, before=before, after=_snapshot(a))
+    _notify(a.pk)
+    return a
+
+
+@transaction.atomic
+def agent_remove(*, user: User, agent: Agent) -> None:
+    """REMOVE_AGENT: not DEFAULT_AGENT, not while it has links, not unless stopped."""
+    _require(user, Capability.CONFIGURE)
+    a = Agent.objects.select_for_update().get(pk=agent.pk)
+    if a.is_default:
+        raise Conflict("DEFAULT_AGENT always exists and cannot be removed.", field="agent_name")
+    if a.links.exists():
+        names = ", ".join(a.links.values_list("name", flat=True)[:5])
+        raise Conflict(f"Agent {a.name} still has links ({names}); remove them first.")
+    if a.status != AgentStatus.NOT_STARTED:
+        raise Conflict(f"Agent {a.name} is {a.status}; shut it down first.", field="status")
+    before = _snapshot(a)
+    a.delete()
+    change_log_deletion(user=user, verb="agent_remove", object_type="gateway.agent", before=before)
+
+
+def _send_start(agent: Agent) -> None:
+    from gateway.tasks import agent_run
+
+    token = str(agent.start_token)
+    queue = agent.celery_queue
+    transaction.on_commit(lambda: agent_run.apply_async((agent.pk, token), queue=queue))
+
+
+@transaction.atomic
+def agent_startup(*, user: User, agent: Agent) -> Agent:
+    """STARTUP: START_SCHEDULED now; a worker serving ``mgw.<NAME>`` takes the start task and
+    walks STARTING → INITIALIZING → RUNNING (gateway/agent.py)."""
+    _require(user, Capability.OPERATE)
+    a = Agent.objects.select_for_update().get(pk=agent.pk)
+    if a.status == AgentStatus.BROKEN:
+        raise Conflict(
+            f"Agent {a.name} is BROKEN: run CLEANUP_GATEWAY with CLEAN_STARTUP_STATE first.",
+            field="status",
+        )
+    if a.status != AgentStatus.NOT_STARTED:
+        raise Conflict(f"Agent {a.name} is already {a.status}.", field="status")
+    if a.username and not a.password_encrypted:
+        raise DomainError(f"Agent {a.name} has a username but no password.", field="password")
+    a.status = AgentStatus.START_SCHEDULED
+    a.start_token = uuid.uuid4()
+    a.shutdown_mode = ""
+    a.shutdown_requested = False
+    a.restart_at = None
+    a.last_error_msg = ""
+    a.last_error_at = None
+    a.save()
+    _log(user, ChangeAction.UPDATE, "agent_startup", a)
+    _send_start(a)
+    return a
+
+
+@transaction.atomic
+def agent_shutdown(*, user: User, agent: Agent, mode: str = ShutdownMode.NORMAL) -> Agent:
+    """SHUTDOWN: a scheduled start is withdrawn at once; a live agent goes SHUTTING_DOWN and
+    ends at its next poll (NORMAL finishes the batches in flight, IMMEDIATE rolls them back)."""
+    _require(user, Capability.OPERATE)
+    if mode not in ShutdownMode.values:
+        raise DomainError(f"Unknown shutdown mode {mode!r}.", field="shutdown_mode")
+    a = Agent.objects.select_for_update().get(pk=agent.pk)
+    if a.status == AgentStatus.NOT_STARTED:
+        raise Conflict(f"Agent {a.name} is not started.", field="status")
+    if a.status == AgentStatus.BROKEN:
+        raise Conflict(
+            f"Agent {a.name} is BROKEN: use CLEANUP_GATEWAY with CLEAN_STARTUP_STATE.",
+            field="status",
+        )
+    a.shutdown_requested = True
+    if a.status == AgentStatus.START_SCHEDULED:
+        # No process yet: the start task, when a worker takes it, finds its token gone.
+        a.status = AgentStatus.NOT_STARTED
+        a.start_token = None
+        a.restart_at = None
+    else:
+        a.status = AgentStatus.SHUTTING_DOWN
+        if a.shutdown_mode != ShutdownMode.IMMEDIATE:
+            a.shutdown_mode = mode
+    a.save()
+    _log(user, ChangeAction.UPDATE, "agent_shutdown", a, after={"mode": mode})
+    _notify(a.pk)
+    return a
+
+
+@transaction.atomic
+def agent_set_log_level(*, user: User, agent: Agent, log_level: int) -> Agent:
+    """SET_LOG_LEVEL: 0 (basic) to 4 (trace); a running agent applies it at its next poll."""
+    _require(user, Capability.OPERATE)
+    if log_level not in LogLevel.values:
+        raise DomainError("log_level must be 0, 1, 2, 3 or 4.", field="log_level")
+    a = Agent.objects.select_for_update().get(pk=agent.pk)
+    before = {"log_level": a.log_level}
+    a.log_level = log_level
+    a.save(update_fields=["log_level", "updated"])
+    _log(user, ChangeAction.UPDATE, "agent_set_log_level", a, before, {"log_level": log_level})
+    _notify(a.pk)
+    return a
+
+
+def _agent_option_value(name: str, value: str) -> str:
+    option = AGENT_OPTIONS.get(name)
+    if option is not None:
+        coerce(name, option, value, field="value")
+    return value
+
+
+@transaction.atomic
+def agent_option_set(
+    *, user: User, agent: Agent, name: str, value: str, encrypted: bool = False
+) -> AgentOption:
+    """SET_OPTION(AGENT_JAVA_PROP): add or replace one option; an encrypted one is stored as a
+    Fernet token and shown as <<ENCRYPTED>>. A running agent applies it at its next start."""
+    _require(user, Capability.CONFIGURE)
+    name = (name or "").strip()
+    if not name:
+        raise DomainError("An option needs a name.", field="name")
+    _agent_option_value(name, value)
+    a = Agent.objects.select_for_update().get(pk=agent.pk)
+    stored = crypto.encrypt(value) if encrypted else value
+    opt, _ = AgentOption.objects.update_or_create(
+        agent=a, name=name, defaults={"value": stored, "encrypted": encrypted}
+    )
+    if a.status != AgentStatus.NOT_STARTED:
+        a.restart_required = sorted(set(a.restart_required or []) | {f"option {name}"})
+        a.save(update_fields=["restart_required", "updated"])
+    _log(user, ChangeAction.UPDATE, "agent_option_set", a, after={"option": name})
+    return opt
+
+
+@transaction.atomic
+def agent_option_remove(*, user: User, agent: Agent, name: str) -> None:
+    _require(user, Capability.CONFIGURE)
+    deleted, _ = AgentOption.objects.filter(agent=agent, name=name).delete()
+    if not deleted:
+        raise NotFound(f"Agent {agent.name} has no option {name}.", field="name")
+    _log(user, ChangeAction.UPDATE, "agent_option_remove", agent, before={"option": name})
+
+
+def agent_option_values(agent: Agent) -> dict[str, str]:
+    """The agent's options decrypted, for the agent process only."""
+    return {
+        o.name: crypto.decrypt(o.value) if o.encrypted else o.value for o in agent.options.all()
+    }
+
+
+# --- cleanup (CLEANUP_GATEWAY) -------------------------------------------------------------------
+
+
+@transaction.atomic
+def agent_cleanup(*, user: User, agent: Agent, action: str, sarg: str = "") -> Agent:
+    """CLEANUP_GATEWAY. CLEAN_STARTUP_STATE forgets a dead or BROKEN agent's run-time state (after
+    the operator made sure no process is left); the other actions need a RUNNING agent, which
+    carries them out at its next poll."""
+    from gateway.selectors import agent_ping
+
+    _require(user, Capability.OPERATE)
+    if action not in CleanupAction.values:
+        raise DomainError(f"Unknown cleanup action {action!r}.", field="action")
+    a = Agent.objects.select_for_update().get(pk=agent.pk)
+    if action == CleanupAction.CLEAN_STARTUP_STATE:
+        if a.status in (AgentStatus.NOT_STARTED, AgentStatus.START_SCHEDULED):
+            raise Conflict(
+                f"Agent {a.name} is {a.status}; there is no startup state to clean.",
+                field="status",
+            )
+        if a.status not in (AgentStatus.BROKEN, AgentStatus.STARTING) and not a.shutdown_requested:
+            raise Conflict(
+                f"Agent {a.name} is {a.status}: call SHUTDOWN first (CLEAN_STARTUP_STATE is for "
+                "an agent that does not answer it).",
+                field="status",
+            )
+        if agent_ping(a) == "REACHABLE":
+            raise Conflict(f"Agent {a.name} answers; shut it down instead.", field="status")
+        a.status = AgentStatus.NOT_STARTED
+        a.start_token = None
+        a.instance = ""
+        a.pid = None
+        a.restart_at = None
+        a.shutdown_mode = ""
+        a.save()
+        _log(user, ChangeAction.UPDATE, "cleanup_gateway", a, after={"action": action})
+        return a
+    if a.status != AgentStatus.RUNNING:
+        raise Conflict(f"{action} needs a RUNNING agent; {a.name} is {a.status}.", field="status")
+    if action == CleanupAction.CLEAN_LOG_QUEUES:
+        from gateway.models import ReceiveLog, SendLog
+
+        # Log records of jobs that no longer exist, and old inbound keys (the agent also does this
+        # at every start).
+        SendLog.objects.filter(job__link__agent=a, job__status=JobStatus.DELETE_PENDING).delete()
+        ReceiveLog.objects.filter(job__link__agent=a, job__status=JobStatus.DELETE_PENDING).delete()
+        _log(user, ChangeAction.UPDATE, "cleanup_gateway", a, after={"action": action})
+        return a
+    want = (
+        Recovery.MISSING_LOG_RECORD
+        if action == CleanupAction.RESET_SUB_MISSING_LOG_REC
+        else Recovery.MISSING_MESSAGE
+    )
+    job = Job.objects.select_for_update().filter(name=(sarg or "").strip().upper()).first()
+    if job is None or job.link.agent_id != a.pk:
+        raise NotFound(f"Agent {a.name} has no job {sarg!r}.", field="sarg")
+    if job.recovery != want:
+        raise Conflict(
+            f"Job {job.name} has no {want.label} problem (recovery: {job.recovery or 'none'}).",
+            field="sarg",
+        )
+    # The agent acts on the flag at its next poll: it writes our log record for the batch in
+    # doubt (missing message) or starts the foreign log afresh (missing log record).
+    job.recovery = f"RESET_{want}"
+    job.status = JobStatus.READY
+    job.failures = 0
+    job.next_attempt_at = None
+    job.save()
+    _log(user, ChangeAction.UPDATE, "cleanup_gateway", job, after={"action": action})
+    _notify(a.pk)
+    return a
+
+
+# --- links ---------------------------------------------------------------------------------------
+
+
+def _driver_props(link_type: str, properties: dict[str, Any]) -> dict[str, Any]:
+    try:
+        cls = driver_class(link_type)
+    except ValueError as exc:
+        raise DomainError(str(exc), field="link_type") from exc
+    if not isinstance(properties, dict):
+        raise DomainError("Properties must be an object of name/value pairs.", field="properties")
+    props = dict(properties)
+    props.pop("password", None)
+    try:
+        return cls.validate_properties(props)
+    except PropertyError as exc:
+        raise DomainError(str(exc), field=f"properties.{exc.field}") from exc
+
+
+def _link_options(link_type: str, options: Any) -> dict[str, str]:
+    if options in (None, ""):
+        return {}
+    if not isinstance(options, dict):
+        raise DomainError("Options must be an object of name/value pairs.", field="options")
+    known = driver_class(link_type).link_options
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        names = ", ".join(sorted(known)) or "none"
+        raise DomainError(
+            f"{link_type} links take no option {unknown[0]} (known: {names}).", field="options"
+        )
+    return {str(k): str(v) for k, v in options.items()}
+
+
+def _check_log_queue(link_type: str, name: str) -> str:
+    name = (name or "").strip()
+    if name:
+        try:
+            driver_class(link_type).validate_queue_name(name, Domain.QUEUE)
+        except PropertyError as exc:
+            raise DomainError(str(exc), field="outbound_log_queue") from exc
+    return name
+
+
+@transaction.atomic
+def link_create(
+    *,
+    user: User,
+    name: str,
+    link_type: str,
+    properties: dict[str, Any],
+    password: str = "",
+    agent: Agent | None = None,
+    options: dict[str, str] | None = None,
+    max_connections: int = 1,
+    outbound_log_queue: str = "",
+    comment: str = "",
+) -> Link:
+    """CREATE_MSGSYSTEM_LINK: properties validated for the type by its driver; the agent is
+    fixed from now on (default DEFAULT_AGENT)."""
+    _require(user, Capability.CONFIGURE)
+    name = _upper_name(name, field="linkname")
+    link_type = (link_type or "").strip().upper()
+    if link_type not in LinkType.values:
+        raise DomainError(
+            f"Unknown link type {link_type!r}; use one of {', '.join(LinkType.values)}.",
+            field="link_type",
+        )
+    if Link.objects.filter(name=name).exists():
+        raise Conflict(f"Link {name} already exists.", field="linkname")
+    if not isinstance(max_connections, int) or not 1 <= max_connections <= 64:
+        raise DomainError("max_connections must be between 1 and 64.", field="max_connections")
+    link = Link(
+        name=name,
+        agent=agent or Agent.objects.get(name=DEFAULT_AGENT),
+        link_type=link_type,
+        properties=_driver_props(link_type, properties),
+        password_encrypted=crypto.encrypt(password or ""),
+        options=_link_options(link_type, options),
+        max_connections=max_connections,
+        outbound_log_queue=_check_log_queue(link_type, outbound_log_queue),
+        comment=comment,
+    )
+    link.full_clean()
+    link.save()
+    _log(user, ChangeAction.CREATE, "create_msgsystem_link", link, after=_snapshot(link))
+    _notify(link.agent_id)
+    return link
+
+
+@transaction.atomic
+def link_alter(
+    *,
+    user: User,
+    link: Link,
+    properties: Any = NO_CHANGE,
+    password: Any = NO_CHANGE,
+    options: Any = NO_CHANGE,
+    max_connections: Any = NO_CHANGE,
+    outbound_log_queue: Any = NO_CHANGE,
+    comment: Any = NO_CHANGE,
+) -> Link:
+    """ALTER_MSGSYSTEM_LINK: given properties are merged over the current ones and validated
+    again; the agent and type never change; the log queue is locked while an outbound job uses
+    the link."""
+    _require(user, Capability.CONFIGURE)
+    ln = Link.objects.select_for_update().get(pk=link.pk)
+    before = _snapshot(ln)
+    if properties is not NO_CHANGE:
+        if not isinstance(properties, dict):
+            raise DomainError("Properties must be an object.", field="properties")
+        if "agent" in properties or "link_type" in properties:
+            raise DomainError("A link's agent and type are fixed at creation.", field="properties")
+        ln.properties = _driver_props(ln.link_type, {**ln.properties, **properties})
+    if password is not NO_CHANGE:
+        ln.password_encrypted = crypto.encrypt(password or "")
+    if options is not NO_CHANGE:
+        ln.options = _link_options(ln.link_type, options)
+    if max_connections is not NO_CHANGE:
+        if not isinstance(max_connections, int) or not 1 <= max_connections <= 64:
+            raise DomainError("max_connections must be between 1 and 64.", field="max_connections")
+        ln.max_connections = max_connections
+    if outbound_log_queue is not NO_CHANGE:
+        new = _check_log_queue(ln.link_type, outbound_log_queue)
+        if new != ln.outbound_log_queue and ln.jobs.filter(direction=Direction.OUTBOUND).exists():
+            raise Conflict(
+                "The outbound log queue cannot change while an outbound job uses this link.",
+                field="outbound_log_queue",
+            )
+        ln.outbound_log_queue = new
+    if comment is not NO_CHANGE:
+        ln.comment = comment or ""
+    ln.full_clean()
+    ln.save()
+    _log(user, ChangeAction.UPDATE, "alter_msgsystem_link", ln, before, _snapshot(ln))
+    _notify(ln.agent_id)
+    return ln
+
+
+@transaction.atomic
+def link_option_set(*, user: User, link: Link, name: str, value: str) -> Link:
+    """SET_OPTION(MSGLINK_OPTION)."""
+    return link_alter(user=user, link=link, options={**link.options, name: value})
+
+
+@transaction.atomic
+def link_option_remove(*, user: User, link: Link, name: str) -> Link:
+    if name not in link.options:
+        raise NotFound(f"Link {link.name} has no option {name}.", field="name")
+    return link_alter(
+        user=user, link=link, options={k: v for k, v in link.options.items() if k != name}
+    )
+
+
+@transaction.atomic
+def link_remove(*, user: User, link: Link) -> None:
+    """REMOVE_MSGSYSTEM_LINK: refused while foreign queues are registered on it."""
+    _require(user, Capability.CONFIGURE)
+    ln = Link.objects.select_for_update().get(pk=link.pk)
+    if ln.foreign_queues.exists():
+        names = ", ".join(ln.foreign_queues.values_list("name", flat=True)[:5])
+        raise Conflict(f"Link {ln.name} still has registered queues ({names}); unregister them.")
+    before = _snapshot(ln)
+    agent_id = ln.agent_id
+    ln.delete()
+    change_log_deletion(
+        user=user, verb="remove_msgsystem_link", object_type="gateway.link", before=before
+    )
+    _notify(agent_id)
+
+
+def link_driver(link: Link, *, client_id: str = "", timeout: float = 5.0) -> Any:
+    """A driver for ``link`` with its password decrypted (agent and test connection only)."""
+    cls = driver_class(link.link_type)
+    props = dict(link.properties)
+    if link.outbound_log_queue:
+        props["outbound_log_queue"] = link.outbound_log_queue
+    return cls(
+        properties=props,
+        options=dict(link.options),
+        secret=crypto.decrypt(link.password_encrypted) or None,
+        client_id=client_id or f"mgw-{link.name.lower()}",
+        timeout=timeout,
+    )
+
+
+def link_test(*, user: User, link: Link) -> tuple[bool, str]:
+    """Test connection: connect and authenticate; (True, server) or (False, why)."""
+    _require(user, Capability.VIEW)
+    driver = link_driver(link, client_id=f"mgw-test-{uuid.uuid4().hex[:8]}")
+    try:
+        return True, driver.test()
+    except ForeignError as exc:
+        return False, str(exc)
+    finally:
+        # Closing a connection that never opened may raise; there is nothing to do about it.
+        with contextlib.suppress(Exception):
+            driver.close()
+
+
+# --- foreign queues ------------------------------------------------------------------------------
+
+
+def _queue_options(link: Link, options: Any) -> dict[str, str]:
+    if options in (None, ""):
+        return {}
+    if not isinstance(options, dict):
+        raise DomainError("Options must be an object of name/value pairs.", field="options")
+    known = driver_class(link.link_type).queue_options
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        names = ", ".join(sorted(known)) or "none"
+        raise DomainError(
+            f"{link.link_type} queues take no option {unknown[0]} (known: {names}).",
+            field="options",
+        )
+    return {str(k): str(v) for k, v in options.items()}
+
+
+@transaction.atomic
+def foreign_queue_register(
+    *,
+    user: User,
+    name: str,
+    link: Link,
+    provider_queue: str = "",
+    domain: str = Domain.QUEUE,
+    options: dict[str, str] | None = None,
+    comment: str = "",
+) -> ForeignQueue:
+    """REGISTER_FOREIGN_QUEUE: records ``NAME@LINK`` and the provider's name; creates nothing in
+    the foreign system."""
+    _require(user, Capability.CONFIGURE)
+    name = _upper_name(name, field="name")
+    domain = (domain or Domain.QUEUE).strip().upper()
+    if domain not in Domain.values:
+        raise DomainError(f"Domain must be QUEUE or TOPIC, not {domain!r}.", field="domain")
+    cls = driver_class(link.link_type)
+    if domain not in cls.domains:
+        raise DomainError(
+            f"{link.link_type} links take only {' or '.join(cls.domains)} queues.", field="domain"
+        )
+    provider = (provider_queue or "").strip() or name
+    try:
+        cls.validate_queue_name(provider, domain)
+    except PropertyError as exc:
+        raise DomainError(str(exc), field=exc.field) from exc
+    if ForeignQueue.objects.filter(name=name, link=link).exists():
+        raise Conflict(f"{name}@{link.name} is already registered.", field="name")
+    fq = ForeignQueue(
+        name=name,
+        link=link,
+        provider_queue=provider,
+        domain=domain,
+        options=_queue_options(link, options),
+        comment=comment,
+    )
+    fq.full_clean()
+    fq.save()
+    _log(user, ChangeAction.CREATE, "register_foreign_queue", fq, after=_snapshot(fq))
+    return fq
+
+
+@transaction.atomic
+def foreign_queue_unregister(*, user: User, foreign_queue: ForeignQueue) -> None:
+    """UNREGISTER_FOREIGN_QUEUE: refused while a job uses it (source, destination or exception)."""
+    _require(user, Capability.CONFIGURE)
+    fq = ForeignQueue.objects.select_for_update().get(pk=foreign_queue.pk)
+    users = Job.objects.filter(
+        _q_any(source_foreign=fq, destination_foreign=fq, exception_foreign=fq)
+    ).values_list("name", flat=True)
+    if users:
+        raise Conflict(f"{fq} is used by job {', '.join(users[:5])}; remove the job first.")
+    before = _snapshot(fq)
+    fq.delete()
+    change_log_deletion(
+        user=user,
+        verb="unregister_foreign_queue",
+        object_type="gateway.foreignqueue",
+        before=before,
+    )
+
+
+def _q_any(**conditions: Any) -> Any:
+    from django.db.models import Q
+
+    q = Q()
+    for key, value in conditions.items():
+        q |= Q(**{key: value})
+    return q
+
+
+def foreign_queue_lookup(text: str, *, field: str) -> ForeignQueue:
+    """``NAME@LINK`` → the registered foreign queue."""
+    name, sep, link = (text or "").strip().upper().partition("@")
+    if not sep or not name or not link:
+        raise DomainError(f"{text!r} is not a foreign queue (write NAME@LINK).", field=field)
+    fq = ForeignQueue.objects.select_related("link").filter(name=name, link__name=link).first()
+    if fq is None:
+        raise DomainError(f"No foreign queue {name}@{link} is registered.", field=field)
+    return fq
+
+
+def _local_queue(text: str, *, field: str) -> Queue:
+    name = (text or "").strip()
+    if "@" in name:
+        raise DomainError(
+            f"{text!r} is a foreign queue; this end must be one of ours.", field=field
+        )
+    # Accept MGW's schema.queue form: our queues have no schema, the last part names the queue.
+    name = name.rsplit(".", 1)[-1]
+    q = Queue.objects.select_related("queue_table").filter(name__iexact=name).first()
+    if q is None:
+        raise DomainError(f"No queue named {text!r}.", field=field)
+    return q
+
+
+# --- jobs ----------------------------------------------------------------------------------------
+
+
+def _job_options(link: Link, options: Any, *, base: dict[str, Any] | None = None) -> dict[str, str]:
+    if options in (None, ""):
+        return dict(base or {})
+    if not isinstance(options, dict):
+        raise DomainError("Options must be an object of name/value pairs.", field="options")
+    system = driver_class(link.link_type).job_options
+    merged = dict(base or {})
+    for name, value in options.items():
+        if name in JOB_OPTIONS:
+            coerce(name, JOB_OPTIONS[name], value, field="options")
+        elif name not in system:
+            known = ", ".join(sorted({*JOB_OPTIONS, *system}))
+            raise DomainError(
+                f"Jobs on {link.link_type} links take no option {name} (known: {known}).",
+                field="options",
+            )
+        if value is None:
+            merged.pop(name, None)
+        else:
+            merged[str(name)] = (
+                str(value).upper() if str(value).upper() in ("TRUE", "FALSE") else str(value)
+            )
+    return merged
+
+
+def _check_transformation(name: str) -> str:
+    from django.conf import settings
+
+    name = (name or "").strip().upper()
+    if name and name not in getattr(settings, "MGW_TRANSFORMATIONS", {}):
+        known = ", ".join(sorted(getattr(settings, "MGW_TRANSFORMATIONS", {}))) or "none"
+        raise DomainError(
+            f"{name} is not a registered transformation (MGW_TRANSFORMATIONS: {known}).",
+            field="transformation",
+        )
+    return name
+
+
+def _check_poll_interval(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise DomainError("poll_interval is a number of seconds.", field="poll_interval") from None
+    if not 0.1 <= seconds <= 3600:
+        raise DomainError("poll_interval must be between 0.1 and 3600 s.", field="poll_interval")
+    return seconds
+
+
+def _check_rule(rule: str, source: Queue | None, direction: str) -> str:
+    rule = (rule or "").strip()
+    if not rule:
+        return ""
+    if direction == Direction.INBOUND:
+        raise DomainError(
+            "The foreign systems here have no message selectors: a rule is for outbound jobs.",
+            field="rule",
+        )
+    assert source is not None
+    if not source.queue_table.multiple_consumers:
+        # §1.9.7: dequeue conditions are not supported for single-consumer native sources.
+        raise DomainError(
+            f"{source.name} is a single-consumer queue; a rule needs a multi-consumer source.",
+            field="rule",
+        )
+    engine.rule_sql(rule, field="rule", prefix="mgw_")
+    return rule
+
+
+def _check_local_exception(queue: Queue, source: Queue) -> None:
+    if queue.pk == source.pk:
+        raise DomainError(
+            "The exception queue cannot be the source queue.", field="exception_queue"
+        )
+    if queue.kind == QueueKind.EXCEPTION:
+        raise DomainError(
+            f"{queue.name} is an AQ exception queue, which takes no enqueues; use a normal queue.",
+            field="exception_queue",
+        )
+
+
+def _check_foreign_exception(fq: ForeignQueue, source: ForeignQueue) -> None:
+    if fq.pk == source.pk:
+        raise DomainError(
+            "The exception queue cannot be the source queue.", field="exception_queue"
+        )
+    if fq.link_id != source.link_id:
+        raise DomainError(
+            f"The exception queue must be on the source's messaging system (link "
+            f"{source.link.name}), not {fq.link.name}.",
+            field="exception_queue",
+        )
+
+
+def _refuse_if_pending(job: Job) -> None:
+    if job.status == JobStatus.DELETE_PENDING:
+        raise Conflict(
+            f"Job {job.name} is DELETE_PENDING: only REMOVE_JOB applies to it.", field="status"
+        )
+
+
+@transaction.atomic
+def job_create(
+    *,
+    user: User,
+    job_name: str,
+    propagation_type: str,
+    source: str,
+    destination: str,
+    rule: str = "",
+    transformation: str = "",
+    exception_queue: str = "",
+    poll_interval: float | None = None,
+    options: dict[str, str] | None = None,
+    enabled: bool = True,
+    comments: str = "",
+) -> Job:
+    """CREATE_JOB. OUTBOUND: ``source`` is our queue, ``destination`` ``NAME@LINK``; INBOUND the
+    other way round. A multi-consumer outbound source gets subscriber ``MGW_<job>`` (with the
+    rule as its subscriber rule); nothing is created in the foreign system until the agent runs
+    the job."""
+    _require(user, Capability.CONFIGURE)
+    name = _upper_name(job_name, field="job_name")
+    direction = (propagation_type or "").strip().upper()
+    if direction not in Direction.values:
+        raise DomainError("propagation_type must be OUTBOUND or INBOUND.", field="propagation_type")
+    if Job.objects.filter(name=name).exists():
+        raise Conflict(f"Job {name} already exists.", field="job_name")
+    job = Job(name=name, direction=direction, enabled=bool(enabled), comment=comments or "")
+    if direction == Direction.OUTBOUND:
+        src = _local_queue(source, field="source")
+        dst = foreign_queue_lookup(destination, field="destination")
+        if src.kind == QueueKind.EXCEPTION:
+            raise DomainError(
+                f"{src.name} is an exception queue; it cannot be a source.", field="source"
+            )
+        other = Job.objects.filter(source_queue=src).first()
+        if other is not None:
+            raise Conflict(
+                f"Queue {src.name} is already the source of job {other.name} (one job per queue "
+                "source).",
+                field="source",
+            )
+        if src.propagations_out.exists() and not src.queue_table.multiple_consumers:
+            raise Conflict(
+                f"Queue {src.name} is single-consumer and a propagation already takes from it.",
+                field="source",
+            )
+        job.link, job.source_queue, job.destination_foreign = dst.link, src, dst
+        if exception_queue:
+            exc = _local_queue(exception_queue, field="exception_queue")
+            _check_local_exception(exc, src)
+            job.exception_queue = exc
+    else:
+        src_f = foreign_queue_lookup(source, field="source")
+        dst_q = _local_queue(destination, field="destination")
+        if dst_q.kind == QueueKind.EXCEPTION:
+            raise DomainError(
+                f"{dst_q.name} is an exception queue; it takes no enqueues.", field="destination"
+            )
+        if src_f.domain == Domain.QUEUE:
+            other = Job.objects.filter(source_foreign=src_f).first()
+            if other is not None:
+                raise Conflict(
+                    f"{src_f} is a QUEUE already read by job {other.name} (one job per queue "
+                    "source; TOPIC sources take several).",
+                    field="source",
+                )
+        job.link, job.source_foreign, job.destination_queue = src_f.link, src_f, dst_q
+        if exception_queue:
+            exc_f = foreign_queue_lookup(exception_queue, field="exception_queue")
+            _check_foreign_exception(exc_f, src_f)
+            job.exception_foreign = exc_f
+    job.rule = _check_rule(rule, job.source_queue, direction)
+    job.transformation = _check_transformation(transformation)
+    job.poll_interval = _check_poll_interval(poll_interval)
+    job.options = _job_options(job.link, options)
+    job.full_clean(exclude=["subscriber"])
+    src_q = job.source_queue
+    if src_q is not None and src_q.queue_table.multiple_consumers:
+        sub_name = f"MGW_{name}"[:30]
+        if src_q.subscribers.filter(name__iexact=sub_name).exists():
+            raise Conflict(
+                f"{src_q.name} already has a subscriber named {sub_name}.", field="job_name"
+            )
+        job.subscriber = queue_services.subscriber_add(
+            user=None, queue=src_q, name=sub_name, rule=job.rule
+        )
+    job.save()
+    _log(user, ChangeAction.CREATE, "create_job", job, after=_snapshot(job))
+    _notify(job.link.agent_id)
+    return job
+
+
+@transaction.atomic
+def job_alter(
+    *,
+    user: User,
+    job: Job,
+    rule: Any = NO_CHANGE,
+    transformation: Any = NO_CHANGE,
+    exception_queue: Any = NO_CHANGE,
+    poll_interval: Any = 0,
+    options: Any = NO_CHANGE,
+    comments: Any = NO_CHANGE,
+) -> Job:
+    """ALTER_JOB: rule, transformation and exception queue change, clear ("") or stay
+    (NO_CHANGE); poll_interval 0 keeps it, None resets it to the default, > 0 sets it; options
+    are merged (a None value removes one). Works whether the agent runs or not."""
+    _require(user, Capability.CONFIGURE)
+    j = (
+        Job.objects.select_for_update()
+        .select_related("link", "source_queue__queue_table")
+        .get(pk=job.pk)
+    )
+    _refuse_if_pending(j)
+    before = _snapshot(j)
+    if rule is not NO_CHANGE:
+        j.rule = _check_rule(rule or "", j.source_queue, j.direction)
+        if j.subscriber_id:
+            from queues.models import Subscriber
+
+            Subscriber.objects.filter(pk=j.subscriber_id).update(rule=j.rule)
+    if transformation is not NO_CHANGE:
+        j.transformation = _check_transformation(transformation or "")
+    if exception_queue is not NO_CHANGE:
+        if not exception_queue:
+            j.exception_queue = j.exception_foreign = None
+        elif j.direction == Direction.OUTBOUND:
+            exc = _local_queue(exception_queue, field="exception_queue")
+            _check_local_exception(exc, j.source_queue)  # type: ignore[arg-type]
+            j.exception_queue = exc
+        else:
+            exc_f = foreign_queue_lookup(exception_queue, field="exception_queue")
+            _check_foreign_exception(exc_f, j.source_foreign)  # type: ignore[arg-type]
+            j.exception_foreign = exc_f
+    if poll_interval is None:
+        j.poll_interval = None
+    elif poll_interval != 0:
+        j.poll_interval = _check_poll_interval(poll_interval)
+    if options is not NO_CHANGE:
+        j.options = _job_options(j.link, options, base=j.options)
+    if comments is not NO_CHANGE:
+        j.comment = comments or ""
+    j.full_clean()
+    j.save()
+    _log(user, ChangeAction.UPDATE, "alter_job", j, before, _snapshot(j))
+    _notify(j.link.agent_id)
+    return j
+
+
+def _set_job(user: User, job: Job, verb: str, capability: str, **changes: Any) -> Job:
+    _require(user, capability)
+    j = Job.objects.select_for_update().select_related("link").get(pk=job.pk)
+    _refuse_if_pending(j)
+    before = {k: getattr(j, k) for k in changes}
+    for key, value in changes.items():
+        setattr(j, key, value)
+    j.save()
+    _log(user, ChangeAction.UPDATE, verb, j, before=_jsonable(before), after=_jsonable(changes))
+    _notify(j.link.agent_id)
+    return j
+
+
+def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in d.items()}
+
+
+@transaction.atomic
+def job_enable(*, user: User, job: Job) -> Job:
+    """ENABLE_JOB."""
+    return _set_job(user, job, "enable_job", Capability.OPERATE, enabled=True)
+
+
+@transaction.atomic
+def job_disable(*, user: User, job: Job) -> Job:
+    """DISABLE_JOB: stops propagation; the subscription stays and messages keep accumulating."""
+    return _set_job(user, job, "disable_job", Capability.OPERATE, enabled=False)
+
+
+@transaction.atomic
+def job_reset(*, user: User, job: Job) -> Job:
+    """RESET_JOB: failures to 0, READY, and the agent retries at once."""
+    return _set_job(
+        user,
+        job,
+        "reset_job",
+        Capability.OPERATE,
+        status=JobStatus.READY,
+        failures=0,
+        next_attempt_at=None,
+    )
+
+
+@transaction.atomic
+def job_remove(*, user: User, job: Job, force: bool = False) -> Job | None:
+    """REMOVE_JOB. The job goes DELETE_PENDING; its agent, when it runs, removes the foreign
+    subscription and log records and then the job (spec §1.9.5), retrying while the foreign
+    system is down. ``force`` removes it at once, leaving what the foreign system holds.
+    Returns the job while pending, None once gone."""
+    _require(user, Capability.CONFIGURE)
+    j = Job.objects.select_for_update().select_related("link").get(pk=job.pk)
+    if force:
+        job_delete_now(j, user=user, verb="remove_job")
+        return None
+    before = {"status": j.status}
+    j.status = JobStatus.DELETE_PENDING
+    j.next_attempt_at = None
+    j.save()
+    _log(user, ChangeAction.UPDATE, "remove_job", j, before, {"status": j.status})
+    _notify(j.link.agent_id)
+    return j
+
+
+def job_delete_now(job: Job, *, user: User = None, verb: str = "remove_job") -> None:
+    """Delete the job and what it owns here: its AQ subscriber (and so its pending copies) and
+    its log records. Foreign-side cleanup is the agent's (gateway/agent.py)."""
+    before = _snapshot(job)
+    sub = job.subscriber
+    agent_id = job.link.agent_id
+    job.delete()
+    if sub is not None:
+        queue_services.subscriber_remove(user=None, subscriber=sub)
+    change_log_deletion(user=user, verb=verb, object_type="gateway.job", before=before)
+    _notify(agent_id)
+
+
+def job_option_set(*, user: User, job: Job, name: str, value: str) -> Job:
+    """SET_OPTION(JOB_OPTION)."""
+    return job_alter(user=user, job=job, options={name: value})
+
+
+def job_option_remove(*, user: User, job: Job, name: str) -> Job:
+    if name not in job.options:
+        raise NotFound(f"Job {job.name} has no option {name}.", field="name")
+    return job_alter(user=user, job=job, options={name: None})
+
+
+def ensure_default_agent() -> Agent:
+    agent, _ = Agent.objects.get_or_create(name=DEFAULT_AGENT)
+    return agent
+
+
+# --- the reaper (beat) ---------------------------------------------------------------------------
+
+
+def agents_reap() -> dict[str, int]:
+    """A live-state agent whose process holds no lock and has not beaten for STALE_S died (a
+    killed worker, a lost connection): as MGW's Scheduler job after a restartable error, it goes
+    START_SCHEDULED and is started again after RESTART_DELAY_S; one dying while SHUTTING_DOWN
+    is simply stopped. Due restarts are sent here too."""
+    from datetime import timedelta
+
+    from gateway.agent import config
+    from gateway.models import AgentLogLine
+    from gateway.selectors import live_agent_ids
+
+    cfg = config()
+    now = timezone.now()
+    live = live_agent_ids()
+    died = restarted = 0
+    for a in Agent.objects.filter(status__in=AGENT_LIVE_STATES):
+        if a.pk in live:
+            continue
+        if a.heartbeat_at is not None and a.heartbeat_at > now - timedelta(seconds=cfg["STALE_S"]):
+            continue
+        with transaction.atomic():
+            fresh = Agent.objects.select_for_update().get(pk=a.pk)
+            if fresh.status not in AGENT_LIVE_STATES or fresh.start_token != a.start_token:
+                continue
+            where = f" on {fresh.instance}" if fresh.instance else ""
+            if fresh.status == AgentStatus.SHUTTING_DOWN:
+                fresh.status = AgentStatus.NOT_STARTED
+                fresh.start_token = None
+                text = f"agent process{where} gone during shutdown; agent stopped"
+            else:
+                fresh.status = AgentStatus.START_SCHEDULED
+                fresh.restart_at = now + timedelta(seconds=cfg["RESTART_DELAY_S"])
+                fresh.last_error_msg = (
+                    f"the agent process{where} (pid {fresh.pid}) ended unexpectedly; the start is "
+                    "scheduled again"
+                )
+                fresh.last_error_at = now
+                text = fresh.last_error_msg
+            fresh.instance, fresh.pid, fresh.heartbeat_at = "", None, None
+            fresh.save()
+            AgentLogLine.objects.create(
+                agent=fresh,
+                session=fresh.start_time,
+                severity="ERROR",
+                component="reaper",
+                text=text,
+            )
+            died += 1
+    for a in Agent.objects.filter(status=AgentStatus.START_SCHEDULED, restart_at__lte=now):
+        with transaction.atomic():
+            fresh = Agent.objects.select_for_update().get(pk=a.pk)
+            if fresh.status != AgentStatus.START_SCHEDULED or fresh.restart_at is None:
+                continue
+            fresh.start_token = uuid.uuid4()
+            fresh.restart_at = None
+            fresh.save()
+            _send_start(fresh)
+            restarted += 1
+    return {"died": died, "restarted": restarted}
