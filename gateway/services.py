@@ -459,7 +459,7 @@ def link_create(
         raise DomainError("max_connections must be between 1 and 64.", field="max_connections")
     link = Link(
         name=name,
-        agent=agent or Agent.objects.get(name=DEFAULT_AGENT),
+        agent=agent or ensure_default_agent(),
         link_type=link_type,
         properties=_driver_props(link_type, properties),
         password_encrypted=crypto.encrypt(password or ""),
