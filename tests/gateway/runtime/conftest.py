@@ -5,6 +5,7 @@ environment, this process's settings.MGW is patched to match (the reaper runs he
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -135,10 +136,8 @@ def gateway(celery_procs: CeleryProcesses, settings: Any) -> Iterator[Gateway]:
     finally:
         # Stop agents before the workers are killed, so no agent writes during the flush.
         for a in Agent.objects.exclude(status="NOT_STARTED"):
-            try:
+            with contextlib.suppress(Exception):
                 gw.agent_shutdown(user=None, agent=a, mode="IMMEDIATE")
-            except Exception:
-                pass
         wait_for(
             lambda: not Agent.objects.exclude(status__in=["NOT_STARTED", "BROKEN"]).exists(),
             10,
