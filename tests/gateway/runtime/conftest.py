@@ -6,6 +6,7 @@ environment, this process's settings.MGW is patched to match (the reaper runs he
 from __future__ import annotations
 
 import contextlib
+import contextlib
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -147,3 +148,86 @@ def gateway(celery_procs: CeleryProcesses, settings: Any) -> Iterator[Gateway]:
 
 def unique(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+# --- the foreign side: what an administrator creates with the system's own tools -----------------
+
+
+def foreign_create(link_type: str, provider: str) -> None:
+    """Create the physical queue/stream a registered foreign queue names (registering creates
+    nothing, as in MGW)."""
+    if link_type == "AMQP":
+        import pika
+
+        conn = pika.BlockingConnection(pika.ConnectionParameters("127.0.0.1", 5672))
+        conn.channel().queue_declare(provider, durable=True)
+        conn.close()
+    elif link_type == "NATS":
+        import asyncio
+
+        import nats
+
+        async def make() -> None:
+            nc = await nats.connect("nats://127.0.0.1:4222")
+            await nc.jetstream().add_stream(name=provider.replace(".", "_"), subjects=[provider])
+            await nc.close()
+
+        asyncio.run(make())
+
+
+def foreign_drop(link_type: str, provider: str) -> None:
+    with contextlib.suppress(Exception):
+        if link_type == "AMQP":
+            import pika
+
+            conn = pika.BlockingConnection(pika.ConnectionParameters("127.0.0.1", 5672))
+            conn.channel().queue_delete(provider)
+            conn.close()
+        elif link_type == "NATS":
+            import asyncio
+
+            import nats
+
+            async def drop() -> None:
+                nc = await nats.connect("nats://127.0.0.1:4222")
+                await nc.jetstream().delete_stream(provider.replace(".", "_"))
+                await nc.close()
+
+            asyncio.run(drop())
+        elif link_type == "REDIS":
+            import redis
+
+            redis.Redis(port=6379, db=11).delete(provider)
+
+
+@pytest.fixture
+def foreign() -> Iterator[Callable[[str, str], str]]:
+    made: list[tuple[str, str]] = []
+
+    def make(link_type: str, prefix: str = "mgwt") -> str:
+        provider = f"{prefix}.{uuid.uuid4().hex[:8]}" if link_type != "AMQP" else unique(prefix)
+        if link_type == "MQTT":
+            provider = provider.replace(".", "/")
+        foreign_create(link_type, provider)
+        made.append((link_type, provider))
+        return provider
+
+    yield make
+    for link_type, provider in made:
+        foreign_drop(link_type, provider)
+
+
+def drain(queue: Any, *, consumer: str | None = None) -> list[Any]:
+    """Every message now in ``queue`` (dequeued)."""
+    from django.db import transaction
+
+    from queues import engine
+    from queues.services import raw_connection
+
+    out = []
+    with transaction.atomic():
+        conn = raw_connection()
+        info = engine.queue_info(conn, queue.pk)
+        while batch := engine.dequeue(conn, info, batch=500, consumer=consumer):
+            out.extend(batch)
+    return out
