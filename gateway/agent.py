@@ -380,6 +380,8 @@ class JobRunner:
                 except Exception as exc:  # a transformation's own error is a conversion failure
                     bad.append((m, _reason(exc)))
             batch = uuid.uuid4()
+            if bad:
+                self._refuse_without_exception_queue(bad[0])  # before anything is sent
             while good:
                 try:
                     driver.publish(
@@ -397,6 +399,7 @@ class JobRunner:
                     # Nothing of the batch was sent: drop the one message and send the rest.
                     m, _ = good.pop(exc.index)
                     bad.append((m, exc.reason))
+                    self._refuse_without_exception_queue(bad[-1])
             if bad:
                 self._outbound_exceptions(conn, bad)
             conn.execute(
@@ -418,16 +421,19 @@ class JobRunner:
         )
         return len(msgs)
 
-    def _outbound_exceptions(
-        self, conn: psycopg.Connection, bad: list[tuple[engine.DequeuedMessage, str]]
-    ) -> None:
-        s = self.spec
-        if s.exception_queue_id is None:
-            m, reason = bad[0]
+    def _refuse_without_exception_queue(self, bad: tuple[engine.DequeuedMessage, str]) -> None:
+        """Without an exception queue a conversion failure fails the batch (spec §1.10)."""
+        if self.spec.exception_queue_id is None:
+            m, reason = bad
             raise JobFailure(
                 f"message {m.id} cannot be converted ({reason}) and the job has no exception queue",
                 code="434",
             )
+
+    def _outbound_exceptions(
+        self, conn: psycopg.Connection, bad: list[tuple[engine.DequeuedMessage, str]]
+    ) -> None:
+        s = self.spec
         exq = engine.queue_info(conn, s.exception_queue_id)
         engine.enqueue(
             conn,
@@ -613,6 +619,9 @@ class JobRunner:
                 new.append(msg)
                 if r.key:
                     new_keys.append(r.key)
+            # Ours first: a refused enqueue must not leave copies in the exception queue.
+            if new:
+                engine.enqueue(conn, dst, new, user=f"MGW_{s.name}"[:128], validate=False)
             if bad:
                 if s.exception_foreign is None:
                     raise JobFailure(
@@ -628,8 +637,6 @@ class JobRunner:
                         component=f"job {s.name}",
                         code="434",
                     )
-            if new:
-                engine.enqueue(conn, dst, new, user=f"MGW_{s.name}"[:128], validate=False)
             if new_keys:
                 with conn.cursor() as cur:
                     cur.executemany(
@@ -754,7 +761,7 @@ class JobRunner:
         close_old_connections()
         with transaction.atomic():
             job = (
-                Job.objects.select_for_update()
+                Job.objects.select_for_update(of=("self",))
                 .select_related("link", "subscriber")
                 .filter(pk=s.id, status=JobStatus.DELETE_PENDING)
                 .first()

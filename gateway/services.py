@@ -917,7 +917,7 @@ def job_alter(
     are merged (a None value removes one). Works whether the agent runs or not."""
     _require(user, Capability.CONFIGURE)
     j = (
-        Job.objects.select_for_update()
+        Job.objects.select_for_update(of=("self",))
         .select_related("link", "source_queue__queue_table")
         .get(pk=job.pk)
     )
@@ -959,7 +959,7 @@ def job_alter(
 
 def _set_job(user: User, job: Job, verb: str, capability: str, **changes: Any) -> Job:
     _require(user, capability)
-    j = Job.objects.select_for_update().select_related("link").get(pk=job.pk)
+    j = Job.objects.select_for_update(of=("self",)).select_related("link").get(pk=job.pk)
     _refuse_if_pending(j)
     before = {k: getattr(j, k) for k in changes}
     for key, value in changes.items():
@@ -1007,7 +1007,7 @@ def job_remove(*, user: User, job: Job, force: bool = False) -> Job | None:
     system is down. ``force`` removes it at once, leaving what the foreign system holds.
     Returns the job while pending, None once gone."""
     _require(user, Capability.CONFIGURE)
-    j = Job.objects.select_for_update().select_related("link").get(pk=job.pk)
+    j = Job.objects.select_for_update(of=("self",)).select_related("link").get(pk=job.pk)
     if force:
         job_delete_now(j, user=user, verb="remove_job")
         return None

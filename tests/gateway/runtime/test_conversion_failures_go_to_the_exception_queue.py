@@ -1,0 +1,154 @@
+"""A message that cannot be converted goes to the job's exception queue at the first failure,
+with the reason, and the job goes on (spec §1.10); without an exception queue it is a failure of
+the job, which retries and ends FAILED after MGW's 16 failures."""
+
+from __future__ import annotations
+
+import pika
+import pytest
+
+from gateway import services as gw
+from queues import engine
+from queues import services as qs
+from tests.gateway.runtime.conftest import drain, wait_for
+
+pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
+
+
+def _amqp_get_all(queue: str) -> list[tuple[pika.BasicProperties, bytes]]:
+    conn = pika.BlockingConnection(pika.ConnectionParameters("127.0.0.1", 5672))
+    ch = conn.channel()
+    out = []
+    while True:
+        method, props, body = ch.basic_get(queue, auto_ack=True)
+        if method is None:
+            break
+        out.append((props, body))
+    conn.close()
+    return out
+
+
+def _amqp_put(queue: str, body: bytes, **props) -> None:
+    conn = pika.BlockingConnection(pika.ConnectionParameters("127.0.0.1", 5672))
+    conn.channel().basic_publish("", queue, body, pika.BasicProperties(delivery_mode=2, **props))
+    conn.close()
+
+
+@pytest.fixture
+def queues_():
+    table = qs.queue_table_create(user=None, name="QT_GW", sort_order="enq_time")
+    return {n: qs.queue_create(user=None, name=n, queue_table=table) for n in ("SRC", "DST", "EXC")}
+
+
+def test_outbound_failures_go_to_our_exception_queue_and_the_rest_goes_on(
+    gateway, foreign, queues_
+):
+    link = gateway.link("AMQP")
+    bus = foreign("AMQP")
+    gw.foreign_queue_register(user=None, name="BUS", link=link, provider_queue=bus)
+    gw.job_create(
+        user=None,
+        job_name="J",
+        propagation_type="OUTBOUND",
+        source="SRC",
+        destination=f"BUS@{link.name}",
+        transformation="MGW_REJECT_POISON",
+        exception_queue="EXC",
+    )
+    messages = [engine.NewMessage(payload={"n": i, "poison": i % 4 == 0}) for i in range(12)]
+    # A header AMQP cannot carry as a scalar: the driver refuses that message alone.
+    messages.append(engine.NewMessage(payload={"n": 99}, headers={"nested": {"a": 1}}))
+    qs.message_enqueue(user=None, queue=queues_["SRC"], messages=messages)
+    gateway.worker("w").wait_registered()
+    gateway.start()
+    assert wait_for(
+        lambda: gateway.job("J").propagated_msgs + gateway.job("J").exceptionq_msgs >= 13, 30
+    )
+    job = gateway.job("J")
+    assert (job.propagated_msgs, job.exceptionq_msgs, job.failures, job.status) == (
+        9,
+        4,
+        0,
+        "READY",
+    )
+    sent = sorted(__import__("json").loads(b)["n"] for _, b in _amqp_get_all(bus))
+    assert sent == [i for i in range(12) if i % 4]
+    exc = drain(queues_["EXC"])
+    reasons = {m.payload["n"]: m.headers["mgw_exception_reason"] for m in exc}
+    assert set(reasons) == {0, 4, 8, 99}
+    assert "poison" in reasons[0] and "nested" in reasons[99]
+    assert all(m.headers["mgw_job"] == "J" for m in exc)
+    assert drain(queues_["SRC"]) == []
+
+
+def test_without_an_exception_queue_a_failure_retries_then_fails_and_reset_recovers(
+    gateway, foreign, queues_
+):
+    link = gateway.link("AMQP")
+    bus = foreign("AMQP")
+    gw.foreign_queue_register(user=None, name="BUS", link=link, provider_queue=bus)
+    job = gw.job_create(
+        user=None,
+        job_name="J",
+        propagation_type="OUTBOUND",
+        source="SRC",
+        destination=f"BUS@{link.name}",
+        transformation="MGW_REJECT_POISON",
+    )
+    qs.message_enqueue(
+        user=None,
+        queue=queues_["SRC"],
+        messages=[engine.NewMessage(payload={"n": i, "poison": i == 2}) for i in range(5)],
+    )
+    gateway.worker("w").wait_registered()
+    gateway.start()
+    # MGW: FAILURES counts each error, back-off between attempts, FAILED at 16.
+    assert wait_for(lambda: gateway.job("J").status == "FAILED", 30), gateway.job("J").status
+    job = gateway.job("J")
+    assert job.failures == 16 and "no exception queue" in job.last_error_msg
+    assert job.last_error_at is not None and job.propagated_msgs == 0
+    assert _amqp_get_all(bus) == []  # nothing of the failing batch left
+    # Give it an exception queue and reset: everything goes where it belongs, once.
+    gw.job_alter(user=None, job=job, exception_queue="EXC")
+    gw.job_reset(user=None, job=gateway.job("J"))
+    assert wait_for(lambda: gateway.job("J").propagated_msgs == 4, 20)
+    job = gateway.job("J")
+    assert (job.status, job.failures, job.exceptionq_msgs) == ("READY", 0, 1)
+    assert sorted(__import__("json").loads(b)["n"] for _, b in _amqp_get_all(bus)) == [0, 1, 3, 4]
+    assert [m.payload["n"] for m in drain(queues_["EXC"])] == [2]
+
+
+def test_inbound_messages_we_cannot_read_go_to_the_foreign_exception_queue(
+    gateway, foreign, queues_
+):
+    link = gateway.link("AMQP")
+    bus, bad = foreign("AMQP"), foreign("AMQP")
+    gw.foreign_queue_register(user=None, name="BUS", link=link, provider_queue=bus)
+    gw.foreign_queue_register(user=None, name="BAD", link=link, provider_queue=bad)
+    gw.job_create(
+        user=None,
+        job_name="J",
+        propagation_type="INBOUND",
+        source=f"BUS@{link.name}",
+        destination="DST",
+        exception_queue=f"BAD@{link.name}",
+    )
+    _amqp_put(bus, b'{"ok": 1}', content_type="application/json", message_id="m1")
+    _amqp_put(bus, b"\xff\xfe not utf-8", message_id="m2")
+    _amqp_put(bus, b"{not json", content_type="application/json", message_id="m3")
+    _amqp_put(bus, b"just text", content_type="text/plain", message_id="m4")
+    gateway.worker("w").wait_registered()
+    gateway.start()
+    assert wait_for(lambda: gateway.job("J").exceptionq_msgs == 2, 30), gateway.job(
+        "J"
+    ).last_error_msg
+    job = gateway.job("J")
+    assert (job.propagated_msgs, job.status, job.failures) == (2, "READY", 0)
+    assert sorted(map(repr, (m.payload for m in drain(queues_["DST"])))) == sorted(
+        [repr({"ok": 1}), repr("just text")]
+    )
+    moved = _amqp_get_all(bad)
+    assert sorted(b for _, b in moved) == sorted([b"\xff\xfe not utf-8", b"{not json"])
+    reasons = [p.headers["mgw-exception-reason"] for p, _ in moved]
+    assert any("UTF-8" in r for r in reasons) and any("not JSON" in r for r in reasons)
+    assert _amqp_get_all(bus) == []  # all acknowledged
