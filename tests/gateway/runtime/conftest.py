@@ -6,7 +6,6 @@ environment, this process's settings.MGW is patched to match (the reaper runs he
 from __future__ import annotations
 
 import contextlib
-import contextlib
 import time
 import uuid
 from collections.abc import Callable, Iterator
