@@ -78,10 +78,10 @@ ensure_service Redis 6379 required \
     'redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
         --dir /var/lib/redis --logfile /var/log/redis/ci.log' \
     -- "${REDIS_CHECK[@]}"
-# Later issues' gateway tests need these; today nothing fails without them.
-ensure_service RabbitMQ 5672 optional 'rabbitmq-server -detached'
-ensure_service Mosquitto 1883 optional 'mosquitto -d -c /etc/mosquitto/mosquitto.conf'
-ensure_service NATS 4222 optional \
+# The Messaging Gateway's tests run against the real foreign brokers.
+ensure_service RabbitMQ 5672 required 'rabbitmq-server -detached'
+ensure_service Mosquitto 1883 required 'mosquitto -d -c /etc/mosquitto/mosquitto.conf'
+ensure_service NATS 4222 required \
     'start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- \
         -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log'
 

@@ -110,7 +110,7 @@ def test_a_missing_source_message_stops_the_job_until_reset_sub_missing_message(
 
 
 def test_a_purged_log_queue_stops_the_job_until_reset_sub_missing_log_rec(gateway, setup):
-    src, link, job, bus, log_queue = setup
+    src, _link, _job, bus, log_queue = setup
     _enqueue(src, 3)
     gateway.worker("w").wait_registered()
     gateway.start()
@@ -135,7 +135,7 @@ def test_a_purged_log_queue_stops_the_job_until_reset_sub_missing_log_rec(gatewa
 
 
 def test_a_killed_agent_worker_loses_and_duplicates_nothing(gateway, setup):
-    src, link, job, bus, _ = setup
+    src, _link, _job, bus, _ = setup
     _enqueue(src, 3000)
     first = gateway.worker("first")
     first.wait_registered()
