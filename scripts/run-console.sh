@@ -118,6 +118,9 @@ user.groups.add(Group.objects.get(name="administrator"))
 
 say "loading the demo topology"
 "$PY" manage.py demo_topology
+# Start the gateway's DEFAULT_AGENT (its worker starts below and picks the start up); after an
+# unclean stop the agent is still marked running, and the reaper restarts it by itself.
+"$PY" manage.py mgwadm startup --agent_name DEFAULT_AGENT >/dev/null 2>&1 || true
 
 say "collecting static files"
 "$PY" manage.py collectstatic --noinput -v0
@@ -133,7 +136,7 @@ start() {
     NAMES+=("$name")
 }
 
-say "starting the web server, three Celery workers and Celery beat (logs in var/log/)"
+say "starting the web server, four Celery workers and Celery beat (logs in var/log/)"
 start web gunicorn console.wsgi:application --bind "$HOST:$PORT" \
     --workers "${WEB_WORKERS:-2}" --threads "${WEB_THREADS:-4}" --worker-class gthread \
     --timeout 120 --graceful-timeout 10 --access-logfile - --error-logfile -
@@ -147,6 +150,9 @@ start propagation celery -A console worker --loglevel INFO --queues propagation 
 # a thread waiting on a subprocess; the driver itself is a process of its own).
 start spark celery -A console worker --loglevel INFO --queues spark --pool threads \
     --concurrency "${SPARK_CONCURRENCY:-2}" --hostname "spark@%h"
+# The Messaging Gateway's DEFAULT_AGENT: its session holds a thread for as long as it runs.
+start gateway celery -A console worker --loglevel INFO --queues mgw.DEFAULT_AGENT --pool threads \
+    --concurrency "${GATEWAY_CONCURRENCY:-2}" --hostname "gateway@%h"
 start beat celery -A console beat --loglevel INFO \
     --schedule "$VAR/celerybeat-schedule" --pidfile=
 
@@ -180,7 +186,7 @@ cat <<EOF
     password: $ADMIN_PASSWORD
   (kept in var/admin-credentials; a password changed in the console is not reset)
   API: ${URL}api/  schema: ${URL}api/schema/  docs: ${URL}api/docs/
-  Logs: var/log/web.log, var/log/worker.log, var/log/propagation.log, var/log/spark.log, var/log/beat.log
+  Logs: var/log/web.log, var/log/worker.log, var/log/propagation.log, var/log/spark.log, var/log/gateway.log, var/log/beat.log
 
   Press Ctrl-C to stop.
 

@@ -119,6 +119,16 @@ TOPOLOGY: tuple[DemoQueueTable, ...] = (
         ),
     ),
     DemoQueueTable(
+        name="GATEWAY_QT",
+        sort_order=SortOrder.ENQ_TIME,
+        comment="Demo: queues the Messaging Gateway moves to and from RabbitMQ.",
+        queues=(
+            DemoQueue("TO_RABBIT", "Sent to RabbitMQ's amq.topic by job RABBIT_OUT."),
+            DemoQueue("FROM_RABBIT", "Received from RabbitMQ (aq.in.#) by job RABBIT_IN."),
+            DemoQueue("GW_EXCEPTIONS", "Messages the gateway could not convert."),
+        ),
+    ),
+    DemoQueueTable(
         name="DOWNSTREAM_QT",
         sort_order=SortOrder.ENQ_TIME,
         comment="Demo: queues fed by propagations from EVENTS.",
@@ -322,6 +332,7 @@ class Command(BaseCommand):
         with transaction.atomic():
             self._create_topology()
             self._create_propagations()
+            self._create_gateway()
             for queue, messages in demo_messages().items():
                 services.message_enqueue(user=None, queue=queue, messages=messages)
                 counts.messages += len(messages)
@@ -364,6 +375,48 @@ class Command(BaseCommand):
                 start_time=start if schedule.get("next_time") else None,
                 **schedule,
             )
+
+    def _create_gateway(self) -> None:
+        """Links to the brokers these machines run on loopback, and two AMQP jobs. A broker
+        that is not running shows as a failing test connection and a job in RETRY."""
+        from gateway import mgwadm
+
+        links = {
+            "RABBIT": ("AMQP", {"host": "127.0.0.1", "port": 5672, "username": "guest"}, "guest"),
+            "MOSQUITTO": ("MQTT", {"host": "127.0.0.1", "port": 1883}, None),
+            "NATS_JS": ("NATS", {"host": "127.0.0.1", "port": 4222}, None),
+            "REDIS_STREAMS": ("REDIS", {"host": "127.0.0.1", "port": 6379, "db": 2}, None),
+        }
+        for name, (link_type, props, password) in links.items():
+            if password:
+                props = {**props, "password": password}
+            mgwadm.create_msgsystem_link(
+                linkname=name, link_type=link_type, properties=props,
+                comment=f"Demo: {link_type} on loopback.",
+            )
+        mgwadm.register_foreign_queue(
+            name="AQ_OUT", linkname="RABBIT", provider_queue="amq.topic", domain="TOPIC",
+            options={"RoutingKey": "aq.out"},
+        )
+        mgwadm.register_foreign_queue(
+            name="AQ_IN", linkname="RABBIT", provider_queue="amq.topic", domain="TOPIC",
+            options={"BindingKey": "aq.in.#"},
+        )
+        mgwadm.create_job(
+            job_name="RABBIT_OUT", propagation_type=mgwadm.OUTBOUND_PROPAGATION,
+            source="TO_RABBIT", destination="AQ_OUT@RABBIT", exception_queue="GW_EXCEPTIONS",
+            comments="Demo: our queue to RabbitMQ.",
+        )
+        mgwadm.create_job(
+            job_name="RABBIT_IN", propagation_type=mgwadm.INBOUND_PROPAGATION,
+            source="AQ_IN@RABBIT", destination="FROM_RABBIT",
+            comments="Demo: RabbitMQ to our queue.",
+        )
+        to_rabbit = Queue.objects.get(name="TO_RABBIT")
+        services.message_enqueue(
+            user=None, queue=to_rabbit,
+            messages=[engine.NewMessage(payload={"alert": i, "text": f"demo {i}"}) for i in range(5)],
+        )
 
     def _create_topology(self) -> None:
         for spec in TOPOLOGY:
