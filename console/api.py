@@ -4,13 +4,14 @@ from rest_framework.routers import DefaultRouter
 
 from core.api.urls import router as core_router
 from core.status import REGISTRY, viewset_class
+from gateway.api.urls import router as gateway_router
 from jobs.api.urls import router as jobs_router
 from jobs.api.urls import singletons as jobs_singletons
 from queues.api.urls import router as queues_router
 from rules.api.urls import router as rules_router
 
 router = DefaultRouter()
-for app_router in (queues_router, rules_router, jobs_router, core_router):
+for app_router in (queues_router, rules_router, jobs_router, gateway_router, core_router):
     router.registry.extend(app_router.registry)
 
 # The status views are registered by each app's AppConfig.ready, which has run by URL loading.

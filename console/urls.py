@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from console import views
 from core import views as core_views
+from gateway import views as gateway_views
 from jobs.urls import spark_urlpatterns
 
 urlpatterns = [
@@ -19,7 +20,9 @@ urlpatterns = [
     path("changelog/", include("core.urls")),
     path("rules/", include("rules.urls")),
     path("propagations/", include("jobs.urls")),
-    path("gateway/", views.not_built, {"area": "Gateway", "issue": 6}, name="gateway_home"),
+    # The gateway's dashboard keeps the un-namespaced name the navigation bar uses.
+    path("gateway/", gateway_views.dashboard, name="gateway_home"),
+    path("gateway/", include("gateway.urls")),
     path("spark/", include((spark_urlpatterns, "spark"))),
     # The "Jobs" section was a placeholder until the Spark jobs arrived; old links still work.
     path("jobs/", RedirectView.as_view(pattern_name="spark:job_list"), name="jobs_home"),
