@@ -7,3 +7,9 @@ class GatewayConfig(AppConfig):
 
     name = "gateway"
     verbose_name = "Messaging Gateway"
+
+    def ready(self) -> None:
+        from core.status import register
+        from gateway.status import STATUS_VIEWS
+
+        register(*STATUS_VIEWS)

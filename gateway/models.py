@@ -318,3 +318,208 @@ class AgentLogLine(models.Model):
 
     def __str__(self) -> str:
         return self.text[:80]
+
+
+# --- MGW_* views (migration 0003; read-only) -----------------------------------------------------
+# Unmanaged models over the PostgreSQL views of gateway/migrations/0003_mgw_views.py, with MGW's
+# column names (spec/gateway.md §3); the *_id keys are surrogate, not Oracle columns.
+
+
+class MgwGateway(models.Model):
+    agent_id = models.BigIntegerField(primary_key=True)
+    agent_name = models.CharField(max_length=30)
+    agent_status = models.CharField(max_length=16)
+    agent_ping = models.CharField(max_length=11, null=True)
+    agent_job = models.CharField(max_length=40, null=True)
+    agent_user = models.CharField(max_length=128, null=True)
+    agent_database = models.CharField(max_length=255, null=True)
+    agent_instance = models.CharField(max_length=255, null=True)
+    agent_start_time = models.DateTimeField(null=True)
+    conntype = models.CharField(max_length=16, null=True)
+    max_connections = models.IntegerField(null=True)
+    max_memory = models.IntegerField()
+    max_threads = models.IntegerField()
+    last_error_date = models.DateField(null=True)
+    last_error_time = models.CharField(max_length=8, null=True)
+    last_error_msg = models.TextField(null=True)
+    service = models.CharField(max_length=64, null=True)
+    initfile = models.CharField(max_length=255, null=True)
+    comments = models.TextField(null=True)
+
+    class Meta:
+        managed = False
+        db_table = "mgw_gateway"
+        ordering = ["agent_name"]
+
+    def __str__(self) -> str:
+        return self.agent_name
+
+
+class MgwAgentOption(models.Model):
+    option_id = models.BigIntegerField(primary_key=True)
+    agent_name = models.CharField(max_length=30)
+    name = models.CharField(max_length=200)
+    type = models.CharField(max_length=16)
+    value = models.TextField(null=True)
+    encrypted = models.CharField(max_length=5)
+
+    class Meta:
+        managed = False
+        db_table = "mgw_agent_options"
+        ordering = ["agent_name", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.agent_name}.{self.name}"
+
+
+class MgwLink(models.Model):
+    link_id = models.BigIntegerField(primary_key=True)
+    link_name = models.CharField(max_length=30)
+    link_type = models.CharField(max_length=8)
+    link_comment = models.TextField(null=True)
+    agent_name = models.CharField(max_length=30)
+
+    class Meta:
+        managed = False
+        db_table = "mgw_links"
+        ordering = ["link_name"]
+
+    def __str__(self) -> str:
+        return self.link_name
+
+
+class _MgwTypedLink(models.Model):
+    """Columns every MGW_<TYPE>_LINKS view has; the type's own properties follow in each."""
+
+    link_id = models.BigIntegerField(primary_key=True)
+    link_name = models.CharField(max_length=30)
+    agent_name = models.CharField(max_length=30)
+    host = models.CharField(max_length=255, null=True)
+    port = models.IntegerField(null=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["link_name"]
+
+    def __str__(self) -> str:
+        return self.link_name
+
+
+class MgwAmqpLink(_MgwTypedLink):
+    virtual_host = models.CharField(max_length=255, null=True)
+    username = models.CharField(max_length=255, null=True)
+    tls = models.CharField(max_length=5, null=True)
+    tls_ca_file = models.CharField(max_length=1024, null=True)
+    tls_verify = models.CharField(max_length=5, null=True)
+    heartbeat = models.IntegerField(null=True)
+    client_id = models.CharField(max_length=255, null=True)
+    max_connections = models.IntegerField()
+    outbound_log_queue = models.CharField(max_length=255, null=True)
+    options = models.TextField(null=True)
+    link_comment = models.TextField(null=True)
+
+    class Meta(_MgwTypedLink.Meta):
+        managed = False
+        db_table = "mgw_amqp_links"
+
+
+class MgwMqttLink(_MgwTypedLink):
+    protocol = models.CharField(max_length=8, null=True)
+    username = models.CharField(max_length=255, null=True)
+    tls = models.CharField(max_length=5, null=True)
+    tls_ca_file = models.CharField(max_length=1024, null=True)
+    tls_verify = models.CharField(max_length=5, null=True)
+    keepalive = models.IntegerField(null=True)
+    client_id = models.CharField(max_length=255, null=True)
+    max_connections = models.IntegerField()
+    outbound_log_queue = models.CharField(max_length=255, null=True)
+    options = models.TextField(null=True)
+    link_comment = models.TextField(null=True)
+
+    class Meta(_MgwTypedLink.Meta):
+        managed = False
+        db_table = "mgw_mqtt_links"
+
+
+class MgwNatsLink(_MgwTypedLink):
+    username = models.CharField(max_length=255, null=True)
+    tls = models.CharField(max_length=5, null=True)
+    tls_ca_file = models.CharField(max_length=1024, null=True)
+    tls_verify = models.CharField(max_length=5, null=True)
+    client_id = models.CharField(max_length=255, null=True)
+    max_connections = models.IntegerField()
+    outbound_log_queue = models.CharField(max_length=255, null=True)
+    options = models.TextField(null=True)
+    link_comment = models.TextField(null=True)
+
+    class Meta(_MgwTypedLink.Meta):
+        managed = False
+        db_table = "mgw_nats_links"
+
+
+class MgwRedisLink(_MgwTypedLink):
+    db = models.IntegerField(null=True)
+    username = models.CharField(max_length=255, null=True)
+    tls = models.CharField(max_length=5, null=True)
+    tls_ca_file = models.CharField(max_length=1024, null=True)
+    tls_verify = models.CharField(max_length=5, null=True)
+    client_id = models.CharField(max_length=255, null=True)
+    max_connections = models.IntegerField()
+    outbound_log_queue = models.CharField(max_length=255, null=True)
+    options = models.TextField(null=True)
+    link_comment = models.TextField(null=True)
+
+    class Meta(_MgwTypedLink.Meta):
+        managed = False
+        db_table = "mgw_redis_links"
+
+
+class MgwForeignQueue(models.Model):
+    queue_id = models.BigIntegerField(primary_key=True)
+    name = models.CharField(max_length=30)
+    link_name = models.CharField(max_length=30)
+    provider_queue = models.CharField(max_length=512)
+    domain = models.CharField(max_length=8, null=True)
+    options = models.TextField(null=True)
+    queue_comment = models.TextField(null=True)
+
+    class Meta:
+        managed = False
+        db_table = "mgw_foreign_queues"
+        ordering = ["link_name", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.name}@{self.link_name}"
+
+
+class MgwJob(models.Model):
+    job_id = models.BigIntegerField(primary_key=True)
+    job_name = models.CharField(max_length=30)
+    propagation_type = models.CharField(max_length=8)
+    source = models.CharField(max_length=200)
+    destination = models.CharField(max_length=200)
+    enabled = models.CharField(max_length=5)
+    agent_name = models.CharField(max_length=30)
+    link_name = models.CharField(max_length=30)
+    rule = models.TextField(null=True)
+    transformation = models.CharField(max_length=128, null=True)
+    exception_queue = models.CharField(max_length=200, null=True)
+    poll_interval = models.FloatField(null=True)
+    options = models.TextField(null=True)
+    comments = models.TextField(null=True)
+    status = models.CharField(max_length=16)
+    propagated_msgs = models.BigIntegerField()
+    exceptionq_msgs = models.BigIntegerField()
+    failures = models.IntegerField()
+    last_error_msg = models.TextField(null=True)
+    last_error_date = models.DateField(null=True)
+    last_error_time = models.CharField(max_length=8, null=True)
+    prop_style = models.CharField(max_length=6)
+
+    class Meta:
+        managed = False
+        db_table = "mgw_jobs"
+        ordering = ["job_name"]
+
+    def __str__(self) -> str:
+        return self.job_name
