@@ -29,7 +29,7 @@ from gateway.tables import foreign_queue_job_names
 # --- output --------------------------------------------------------------------------------------
 
 
-class AgentOptionSerializer(serializers.ModelSerializer):
+class GatewayAgentOptionSerializer(serializers.ModelSerializer):
     value = serializers.SerializerMethodField(help_text="<<ENCRYPTED>> when encrypted.")
 
     class Meta:
@@ -41,7 +41,7 @@ class AgentOptionSerializer(serializers.ModelSerializer):
         return crypto.MASK if obj.encrypted else obj.value
 
 
-class AgentSerializer(serializers.ModelSerializer):
+class GatewayAgentSerializer(serializers.ModelSerializer):
     """MGW_GATEWAY's columns for one agent. ``ping`` needs the live agents, read once per
     request and passed in the context as ``live`` (a set of ids)."""
 
@@ -50,7 +50,7 @@ class AgentSerializer(serializers.ModelSerializer):
     has_password = serializers.SerializerMethodField()
     link_count = serializers.IntegerField(read_only=True)
     job_count = serializers.IntegerField(read_only=True)
-    options = AgentOptionSerializer(many=True, read_only=True)
+    options = GatewayAgentOptionSerializer(many=True, read_only=True)
 
     class Meta:
         model = Agent
@@ -93,7 +93,7 @@ class AgentSerializer(serializers.ModelSerializer):
         return bool(obj.password_encrypted)
 
 
-class AgentLogLineSerializer(serializers.ModelSerializer):
+class GatewayAgentLogLineSerializer(serializers.ModelSerializer):
     class Meta:
         model = AgentLogLine
         fields = ["id", "at", "session", "level", "severity", "component", "code", "text"]
@@ -250,7 +250,7 @@ class _Changes(serializers.Serializer):
         return {name: self.validated_data.get(name, NO_CHANGE) for name in self.fields}
 
 
-class AgentCreateSerializer(serializers.Serializer):
+class GatewayAgentCreateSerializer(serializers.Serializer):
     """CREATE_AGENT with DBMS_MGWADM's parameter names (errors name them too)."""
 
     agent_name = serializers.CharField(max_length=30)
@@ -263,7 +263,7 @@ class AgentCreateSerializer(serializers.Serializer):
     comment = serializers.CharField(required=False, allow_blank=True, default="")
 
 
-class AgentAlterSerializer(_Changes):
+class GatewayAgentAlterSerializer(_Changes):
     """ALTER_AGENT: absent fields stay as they are."""
 
     username = serializers.CharField(required=False, allow_blank=True, max_length=128)
@@ -288,7 +288,7 @@ class CleanupSerializer(serializers.Serializer):
     )
 
 
-class AgentOptionSetSerializer(serializers.Serializer):
+class GatewayAgentOptionSetSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     value = serializers.CharField(allow_blank=True, write_only=True)
     encrypted = serializers.BooleanField(default=False)
@@ -330,12 +330,14 @@ class LinkAlterSerializer(_Changes):
     outbound_log_queue = serializers.CharField(required=False, allow_blank=True)
     comment = serializers.CharField(required=False, allow_blank=True)
 
-    def __init__(self, *args: Any, link: Link, **kwargs: Any) -> None:
-        self.link = link
+    def __init__(self, *args: Any, link: Link | None = None, **kwargs: Any) -> None:
+        self.link = link  # None only when the schema generator builds one
         super().__init__(*args, **kwargs)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         given = self.initial_data
+        if self.link is None:
+            return attrs
         fixed = {"agent": self.link.agent.name, "link_type": self.link.link_type}
         for name, current in fixed.items():
             if name in given and str(given[name]).upper() != current.upper():

@@ -29,7 +29,7 @@ class AgentViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
     """Messaging Gateway agents (DBMS_MGWADM *_AGENT, STARTUP, SHUTDOWN, SET_LOG_LEVEL,
     CLEANUP_GATEWAY, SET_OPTION/REMOVE_OPTION with AGENT_JAVA_PROP) and their log."""
 
-    serializer_class = s.AgentSerializer
+    serializer_class = s.GatewayAgentSerializer
     filterset_class = AgentFilterSet
     ordering_fields = ["name", "status", "start_time", "created"]
     http_method_names = ["get", "post", "patch", "put", "delete", "head", "options"]
@@ -50,29 +50,31 @@ class AgentViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
 
     def _shown(self, agent: Agent) -> dict[str, Any]:
         """The agent as retrieve shows it, re-read after a write."""
-        return s.AgentSerializer(
+        return s.GatewayAgentSerializer(
             selectors.agent_list().get(pk=agent.pk), context=self.get_serializer_context()
         ).data
 
-    @extend_schema(request=s.AgentCreateSerializer, responses={201: s.AgentSerializer})
+    @extend_schema(
+        request=s.GatewayAgentCreateSerializer, responses={201: s.GatewayAgentSerializer}
+    )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """CREATE_AGENT."""
-        ser = s.AgentCreateSerializer(data=request.data)
+        ser = s.GatewayAgentCreateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         d = dict(ser.validated_data)
         agent = services.agent_create(user=request.user, name=d.pop("agent_name"), **d)
         return Response(self._shown(agent), status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=s.AgentAlterSerializer, responses=s.AgentSerializer)
+    @extend_schema(request=s.GatewayAgentAlterSerializer, responses=s.GatewayAgentSerializer)
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """ALTER_AGENT: only the fields given change (PUT and PATCH alike)."""
         agent = self.get_object()
-        ser = s.AgentAlterSerializer(data=request.data)
+        ser = s.GatewayAgentAlterSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         services.agent_alter(user=request.user, agent=agent, **ser.changes())
         return Response(self._shown(agent))
 
-    @extend_schema(request=s.AgentAlterSerializer, responses=s.AgentSerializer)
+    @extend_schema(request=s.GatewayAgentAlterSerializer, responses=s.GatewayAgentSerializer)
     def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return self.update(request, *args, **kwargs)
 
@@ -80,14 +82,14 @@ class AgentViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         """REMOVE_AGENT (409 for DEFAULT_AGENT, an agent with links, or one not stopped)."""
         services.agent_remove(user=self.request.user, agent=instance)
 
-    @extend_schema(request=None, responses=s.AgentSerializer)
+    @extend_schema(request=None, responses=s.GatewayAgentSerializer)
     @action(detail=True, methods=["post"])
     def startup(self, request: Request, pk: str | None = None) -> Response:
         """STARTUP: START_SCHEDULED; a worker on mgw.<NAME> starts the agent."""
         agent = services.agent_startup(user=request.user, agent=self.get_object())
         return Response(self._shown(agent))
 
-    @extend_schema(request=s.ShutdownSerializer, responses=s.AgentSerializer)
+    @extend_schema(request=s.ShutdownSerializer, responses=s.GatewayAgentSerializer)
     @action(detail=True, methods=["post"])
     def shutdown(self, request: Request, pk: str | None = None) -> Response:
         """SHUTDOWN, mode NORMAL (default) or IMMEDIATE."""
@@ -98,7 +100,7 @@ class AgentViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         )
         return Response(self._shown(agent))
 
-    @extend_schema(request=s.LogLevelSerializer, responses=s.AgentSerializer)
+    @extend_schema(request=s.LogLevelSerializer, responses=s.GatewayAgentSerializer)
     @action(detail=True, methods=["post"], url_path="set-log-level", url_name="set-log-level")
     def set_log_level(self, request: Request, pk: str | None = None) -> Response:
         """SET_LOG_LEVEL 0-4."""
@@ -109,7 +111,7 @@ class AgentViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         )
         return Response(self._shown(agent))
 
-    @extend_schema(request=s.CleanupSerializer, responses=s.AgentSerializer)
+    @extend_schema(request=s.CleanupSerializer, responses=s.GatewayAgentSerializer)
     @action(detail=True, methods=["post"])
     def cleanup(self, request: Request, pk: str | None = None) -> Response:
         """CLEANUP_GATEWAY(action, sarg)."""
@@ -121,12 +123,15 @@ class AgentViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         return Response(self._shown(agent))
 
     @extend_schema(
-        methods=["GET"], request=None, responses=s.AgentOptionSerializer(many=True), filters=False
+        methods=["GET"],
+        request=None,
+        responses=s.GatewayAgentOptionSerializer(many=True),
+        filters=False,
     )
     @extend_schema(
         methods=["POST"],
-        request=s.AgentOptionSetSerializer,
-        responses=s.AgentOptionSerializer(many=True),
+        request=s.GatewayAgentOptionSetSerializer,
+        responses=s.GatewayAgentOptionSerializer(many=True),
     )
     @extend_schema(
         methods=["DELETE"],
@@ -140,7 +145,7 @@ class AgentViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         one (SET_OPTION), DELETE ?name= removes one (REMOVE_OPTION)."""
         agent = self.get_object()
         if request.method == "POST":
-            ser = s.AgentOptionSetSerializer(data=request.data)
+            ser = s.GatewayAgentOptionSetSerializer(data=request.data)
             ser.is_valid(raise_exception=True)
             services.agent_option_set(user=request.user, agent=agent, **ser.validated_data)
         elif request.method == "DELETE":
@@ -148,10 +153,12 @@ class AgentViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
             ser.is_valid(raise_exception=True)
             services.agent_option_remove(user=request.user, agent=agent, **ser.validated_data)
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(s.AgentOptionSerializer(agent.options.order_by("name"), many=True).data)
+        return Response(
+            s.GatewayAgentOptionSerializer(agent.options.order_by("name"), many=True).data
+        )
 
     @extend_schema(
-        responses=s.AgentLogLineSerializer(many=True),
+        responses=s.GatewayAgentLogLineSerializer(many=True),
         filters=False,
         parameters=[
             OpenApiParameter("severity", OpenApiTypes.STR, enum=["WARN", "ERROR"]),
@@ -169,7 +176,7 @@ class AgentViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         if severity not in ("", "WARN", "ERROR"):
             return Response({"severity": ["WARN or ERROR."]}, status=400)
         lines = selectors.agent_log(self.get_object(), limit=limit, min_severity=severity)
-        return Response(s.AgentLogLineSerializer(lines, many=True).data)
+        return Response(s.GatewayAgentLogLineSerializer(lines, many=True).data)
 
 
 class LinkViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
