@@ -14,7 +14,6 @@ from gateway import crypto
 from gateway.choices import (
     AgentPing,
     CleanupAction,
-    Direction,
     Domain,
     LinkType,
     LogLevel,
@@ -360,7 +359,9 @@ class JobCreateSerializer(serializers.Serializer):
     """CREATE_JOB with DBMS_MGWADM's parameter names."""
 
     job_name = serializers.CharField(max_length=30)
-    propagation_type = serializers.ChoiceField(choices=Direction.choices)
+    # Plain text (the service checks it and names it): an enum here would be a second name for
+    # the JobSerializer.direction choice set in the schema.
+    propagation_type = serializers.CharField(help_text="OUTBOUND or INBOUND.")
     source = serializers.CharField(help_text="OUTBOUND: our queue; INBOUND: NAME@LINK.")
     destination = serializers.CharField(help_text="OUTBOUND: NAME@LINK; INBOUND: our queue.")
     rule = serializers.CharField(required=False, allow_blank=True, default="")

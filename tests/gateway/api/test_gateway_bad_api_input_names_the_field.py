@@ -81,3 +81,11 @@ def test_refusals_of_state(admin_api, default_agent, outbound_job):
     r = admin_api.post("/api/gateway/agents/DEFAULT_AGENT/set-log-level/", {"log_level": 9})
     assert r.status_code == 400 and "log_level" in r.json()
     assert admin_api.get("/api/gateway/jobs/NOPE/").status_code == 404
+
+
+def test_an_unknown_direction(admin_api, gw_queues, foreign_queue):
+    r = admin_api.post(
+        "/api/gateway/jobs/",
+        {"job_name": "J", "propagation_type": "SIDEWAYS", "source": "ORDERS", "destination": "X"},
+    )
+    assert r.status_code == 400 and "propagation_type" in r.json()
