@@ -1,7 +1,7 @@
 """The Messaging Gateway's configuration and run-time state (spec/gateway.md §5.1).
 
 Oracle keeps these in SYS tables behind the MGW_* views; here they are Django models, and the
-views of migration 0002 show them under MGW's names and columns. Secrets (passwords, encrypted
+views of migration 0003 show them under MGW's names and columns. Secrets (passwords, encrypted
 options) are stored as Fernet tokens (gateway/crypto.py) and never shown.
 """
 

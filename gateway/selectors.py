@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from gateway.choices import AGENT_LIVE_STATES, AgentPing, AgentStatus
@@ -14,20 +14,63 @@ from gateway.models import Agent, AgentLogLine, ForeignQueue, Job, Link
 
 
 def agent_list() -> QuerySet[Agent]:
-    return Agent.objects.annotate(
-        link_count=Count("links", distinct=True),
-        job_count=Count("links__jobs", distinct=True),
-    ).prefetch_related("options")
+    return (
+        Agent.objects.annotate(
+            link_count=Count("links", distinct=True),
+            job_count=Count("links__jobs", distinct=True),
+        )
+        .prefetch_related("options")
+        .order_by("name")  # the annotation drops the model's default ordering
+    )
 
 
 def link_list() -> QuerySet[Link]:
-    return Link.objects.select_related("agent").annotate(
-        queue_count=Count("foreign_queues", distinct=True), job_count=Count("jobs", distinct=True)
+    return (
+        Link.objects.select_related("agent")
+        .annotate(
+            queue_count=Count("foreign_queues", distinct=True),
+            job_count=Count("jobs", distinct=True),
+        )
+        .order_by("name")
     )
 
 
 def foreign_queue_list() -> QuerySet[ForeignQueue]:
-    return ForeignQueue.objects.select_related("link", "link__agent")
+    """Foreign queues with the jobs using each (source, destination or exception): three
+    prefetches whatever the number of rows."""
+    return ForeignQueue.objects.select_related("link", "link__agent").prefetch_related(
+        Prefetch("jobs_in", queryset=Job.objects.only("id", "name", "source_foreign")),
+        Prefetch("jobs_out", queryset=Job.objects.only("id", "name", "destination_foreign")),
+        Prefetch("jobs_exc", queryset=Job.objects.only("id", "name", "exception_foreign")),
+    )
+
+
+def jobs_by_agent_and_status() -> dict[int, dict[str, int]]:
+    """Job counts per agent and status, one query."""
+    out: dict[int, dict[str, int]] = {}
+    rows = Job.objects.values_list("link__agent_id", "status").annotate(n=Count("id"))
+    for agent_id, status, n in rows:
+        out.setdefault(agent_id, {})[status] = n
+    return out
+
+
+def link_guarantees(link: Link) -> dict[str, tuple[str, str]]:
+    """The delivery guarantee of the link's jobs per direction, (guarantee, why). Outbound on
+    AMQP and Redis is exactly-once only with an outbound log queue (the driver writes the job's
+    record in the same foreign transaction as the batch)."""
+    from gateway.drivers import driver_class
+    from gateway.drivers.base import AT_LEAST_ONCE
+
+    driver = driver_class(link.link_type)
+    outbound = driver.outbound_guarantee
+    if link.link_type in ("AMQP", "REDIS") and not link.outbound_log_queue:
+        outbound = (
+            AT_LEAST_ONCE,
+            "No outbound log queue is set: a batch sent just before a crash may be sent again "
+            "(each message keeps a stable id a consumer can de-duplicate on). Set one for "
+            "exactly-once.",
+        )
+    return {"outbound": outbound, "inbound": driver.inbound_guarantee}
 
 
 def job_list() -> QuerySet[Job]:
@@ -59,8 +102,10 @@ def live_agent_ids() -> set[int]:
 
     with connection.cursor() as cur:
         cur.execute(
+            # Advisory locks are server-wide: only this database's agents count.
             "SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s "
-            "AND objsubid = 2 AND granted",
+            "AND objsubid = 2 AND granted "
+            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
             [LOCK_NS],
         )
         return {int(r[0]) for r in cur.fetchall()}

@@ -177,7 +177,9 @@ def agent_remove(*, user: User, agent: Agent) -> None:
         raise Conflict("DEFAULT_AGENT always exists and cannot be removed.", field="agent_name")
     if a.links.exists():
         names = ", ".join(a.links.values_list("name", flat=True)[:5])
-        raise Conflict(f"Agent {a.name} still has links ({names}); remove them first.")
+        raise Conflict(
+            f"Agent {a.name} still has links ({names}); remove them first.", field="agent_name"
+        )
     if a.status != AgentStatus.NOT_STARTED:
         raise Conflict(f"Agent {a.name} is {a.status}; shut it down first.", field="status")
     before = _snapshot(a)
@@ -573,7 +575,7 @@ def link_driver(link: Link, *, client_id: str = "", timeout: float = 5.0) -> Any
 
 def link_test(*, user: User, link: Link) -> tuple[bool, str]:
     """Test connection: connect and authenticate; (True, server) or (False, why)."""
-    _require(user, Capability.VIEW)
+    _require(user, Capability.OPERATE)
     driver = link_driver(link, client_id=f"mgw-test-{uuid.uuid4().hex[:8]}")
     try:
         return True, driver.test()
@@ -611,7 +613,7 @@ def foreign_queue_register(
     name: str,
     link: Link,
     provider_queue: str = "",
-    domain: str = Domain.QUEUE,
+    domain: str = "",
     options: dict[str, str] | None = None,
     comment: str = "",
 ) -> ForeignQueue:
@@ -619,10 +621,11 @@ def foreign_queue_register(
     the foreign system."""
     _require(user, Capability.CONFIGURE)
     name = _upper_name(name, field="name")
-    domain = (domain or Domain.QUEUE).strip().upper()
+    cls = driver_class(link.link_type)
+    # No domain given: the system's first (QUEUE, or TOPIC where it has only topics).
+    domain = (domain or cls.domains[0]).strip().upper()
     if domain not in Domain.values:
         raise DomainError(f"Domain must be QUEUE or TOPIC, not {domain!r}.", field="domain")
-    cls = driver_class(link.link_type)
     if domain not in cls.domains:
         raise DomainError(
             f"{link.link_type} links take only {' or '.join(cls.domains)} queues.", field="domain"
@@ -713,6 +716,9 @@ def _job_options(link: Link, options: Any, *, base: dict[str, Any] | None = None
     system = driver_class(link.link_type).job_options
     merged = dict(base or {})
     for name, value in options.items():
+        if value is None:  # ALTER_JOB's "remove this option"
+            merged.pop(name, None)
+            continue
         if name in JOB_OPTIONS:
             coerce(name, JOB_OPTIONS[name], value, field="options")
         elif name not in system:
@@ -721,12 +727,9 @@ def _job_options(link: Link, options: Any, *, base: dict[str, Any] | None = None
                 f"Jobs on {link.link_type} links take no option {name} (known: {known}).",
                 field="options",
             )
-        if value is None:
-            merged.pop(name, None)
-        else:
-            merged[str(name)] = (
-                str(value).upper() if str(value).upper() in ("TRUE", "FALSE") else str(value)
-            )
+        merged[str(name)] = (
+            str(value).upper() if str(value).upper() in ("TRUE", "FALSE") else str(value)
+        )
     return merged
 
 

@@ -166,7 +166,7 @@ class ForeignQueueTable(tables.Table):
 
 def foreign_queue_job_names(fq: ForeignQueue) -> list[str]:
     """The jobs using ``fq`` (source, destination or exception), from the prefetches of
-    gateway.views.foreign_queue_rows."""
+    gateway.selectors.foreign_queue_list."""
     jobs = [*fq.jobs_in.all(), *fq.jobs_out.all(), *fq.jobs_exc.all()]
     return sorted({j.name for j in jobs})
 

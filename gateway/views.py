@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.contrib import messages
-from django.db.models import Count, Prefetch, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -44,27 +43,6 @@ T = TypeVar("T")
 
 LOG_LINES = 200  # the agent page shows this many log lines, newest first
 SEVERITIES = [("", "all"), ("WARN", "WARN and ERROR"), ("ERROR", "ERROR only")]
-
-
-def foreign_queue_rows() -> QuerySet[ForeignQueue]:
-    """selectors.foreign_queue_list with the jobs using each queue (source, destination or
-    exception), three prefetches whatever the number of rows. Pages and API both read this.
-    TODO(lead): move into gateway.selectors.foreign_queue_list."""
-    return selectors.foreign_queue_list().prefetch_related(
-        Prefetch("jobs_in", queryset=Job.objects.only("id", "name", "source_foreign")),
-        Prefetch("jobs_out", queryset=Job.objects.only("id", "name", "destination_foreign")),
-        Prefetch("jobs_exc", queryset=Job.objects.only("id", "name", "exception_foreign")),
-    )
-
-
-def jobs_by_agent_and_status() -> dict[int, dict[str, int]]:
-    """Job counts per agent and status in one query (selectors.jobs_by_status takes one agent,
-    a query per agent on the dashboard). TODO(lead): a selector for this."""
-    out: dict[int, dict[str, int]] = defaultdict(dict)
-    rows = Job.objects.values_list("link__agent_id", "status").annotate(n=Count("id"))
-    for agent_id, status, n in rows:
-        out[agent_id][status] = n
-    return out
 
 
 def _service(form: GatewayForm, call: Callable[[], T]) -> Callable[[], T]:
@@ -124,7 +102,7 @@ class ForeignQueueListView(GatewayListView):
     title = "Foreign queues"
     table_class = ForeignQueueTable
     filterset_class = ForeignQueueFilterSet
-    selector = staticmethod(foreign_queue_rows)
+    selector = staticmethod(selectors.foreign_queue_list)
     add_url_name = "gateway:foreignqueue_add"
 
 
@@ -141,7 +119,7 @@ class JobListView(GatewayListView):
 
 def _dashboard_context() -> dict[str, Any]:
     live = selectors.live_agent_ids()
-    by_agent = jobs_by_agent_and_status()
+    by_agent = selectors.jobs_by_agent_and_status()
     rows = [
         {
             "agent": a,
@@ -418,15 +396,13 @@ def _to_link(link: Link) -> HttpResponse:
 
 
 def _guarantees(link: Link) -> dict[str, Any]:
-    """The delivery guarantee of the link's jobs per direction, from its driver."""
-    driver = driver_for(link.link_type)
-    if driver is None:
+    """The delivery guarantee of the link's jobs per direction (selectors.link_guarantees)."""
+    if driver_for(link.link_type) is None:
         return {}
-    has_log_queue = link.link_type in (LinkType.AMQP, LinkType.REDIS)
+    found = selectors.link_guarantees(link)
     return {
-        "outbound": driver.outbound_guarantee,
-        "inbound": driver.inbound_guarantee,
-        "log_queue_matters": has_log_queue,
+        **found,
+        "log_queue_matters": link.link_type in (LinkType.AMQP, LinkType.REDIS),
     }
 
 
@@ -451,7 +427,7 @@ def link_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "properties": _shown_properties(link),
         "guarantees": _guarantees(link),
         "foreign_queues": ForeignQueueTable(
-            list(foreign_queue_rows().filter(link=link)), orderable=False
+            list(selectors.foreign_queue_list().filter(link=link)), orderable=False
         ),
         "jobs": JobTable(list(selectors.job_list().filter(link=link)), orderable=False),
         "option_form": LinkOptionForm(link=link),

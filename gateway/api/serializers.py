@@ -10,7 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from gateway import crypto
+from gateway import crypto, selectors
 from gateway.choices import (
     AgentPing,
     CleanupAction,
@@ -146,11 +146,11 @@ class LinkSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_guarantees(self, obj: Link) -> dict[str, Any] | None:
-        driver = driver_for(obj.link_type)
-        if driver is None:
+        if driver_for(obj.link_type) is None:
             return None
-        out, why = driver.outbound_guarantee
-        inn, inn_why = driver.inbound_guarantee
+        found = selectors.link_guarantees(obj)
+        out, why = found["outbound"]
+        inn, inn_why = found["inbound"]
         return {
             "outbound": {"guarantee": out, "why": why},
             "inbound": {"guarantee": inn, "why": inn_why},

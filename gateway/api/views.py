@@ -20,7 +20,7 @@ from gateway import selectors, services
 from gateway.api import serializers as s
 from gateway.filtersets import AgentFilterSet, ForeignQueueFilterSet, JobFilterSet, LinkFilterSet
 from gateway.models import Agent, ForeignQueue, Job, Link
-from gateway.views import LOG_LINES, foreign_queue_rows
+from gateway.views import LOG_LINES
 
 NAME_OR_ID = "Name or id."
 
@@ -261,7 +261,7 @@ class ForeignQueueViewSet(viewsets.ModelViewSet):
     lookup_value_regex = r"[^/]+"
 
     def get_queryset(self) -> QuerySet[ForeignQueue]:
-        return foreign_queue_rows()
+        return selectors.foreign_queue_list()
 
     def get_object(self) -> ForeignQueue:
         key = self.kwargs[self.lookup_field]
@@ -284,7 +284,7 @@ class ForeignQueueViewSet(viewsets.ModelViewSet):
         ser = s.ForeignQueueRegisterSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         fq = services.foreign_queue_register(user=request.user, **ser.validated_data)
-        shown = s.ForeignQueueSerializer(foreign_queue_rows().get(pk=fq.pk)).data
+        shown = s.ForeignQueueSerializer(selectors.foreign_queue_list().get(pk=fq.pk)).data
         return Response(shown, status=status.HTTP_201_CREATED)
 
     def perform_destroy(self, instance: ForeignQueue) -> None:

@@ -155,9 +155,7 @@ def test_oracle_features_with_no_counterpart_are_refused_with_the_reason():
 def test_the_old_style_subscriber_and_schedule_api_says_to_use_jobs(name):
     fn = mgwadm.PROCEDURES[name]
     required = [
-        p
-        for p, param in inspect.signature(fn).parameters.items()
-        if param.default is param.empty
+        p for p, param in inspect.signature(fn).parameters.items() if param.default is param.empty
     ]
     with pytest.raises(mgwadm.NotSupported) as info:
         fn(**{p: "X" for p in required})

@@ -3,8 +3,6 @@ the pages, each form driven by the link type or the job's direction."""
 
 from __future__ import annotations
 
-import pytest
-
 from gateway import crypto
 from gateway.models import Agent, ForeignQueue, Job, Link
 
@@ -216,11 +214,6 @@ def test_an_inbound_job_picks_a_foreign_source_and_our_destination(
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gateway.services._job_options coerces a None (remove) value of MsgBatchSize or "
-    "PreserveMessageID before removing it; reported to the lead",
-)
 def test_emptying_a_job_option_removes_it(admin_client, outbound_job):
     from gateway import services as gw
 
