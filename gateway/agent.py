@@ -239,6 +239,7 @@ class JobRunner:
         self.subscribed = False
         self.recovered = False
         self.future: Future | None = None
+        self._infos: dict[int, engine.QueueInfo] = {}
 
     # -- resources --
 
@@ -335,7 +336,16 @@ class JobRunner:
         finally:
             self.busy = False
 
+    def _info(self, conn: psycopg.Connection, queue_id: int) -> engine.QueueInfo:
+        """A queue's engine view, read once per cycle (a stopped or altered queue is seen at
+        the next cycle)."""
+        info = self._infos.get(queue_id)
+        if info is None:
+            info = self._infos[queue_id] = engine.queue_info(conn, queue_id)
+        return info
+
     def _prepare(self) -> None:
+        self._infos = {}
         driver = self._driver()
         s = self.spec
         if s.direction == Direction.INBOUND and not self.subscribed:
@@ -365,7 +375,7 @@ class JobRunner:
         preserve = bool_option(s.options, "PreserveMessageID")
         transform = _transformer(s.transformation)
         with conn.transaction():
-            src = engine.queue_info(conn, s.source_queue_id)
+            src = self._info(conn, s.source_queue_id)
             msgs = engine.dequeue(
                 conn, src, mode=engine.REMOVE, consumer=s.subscriber, batch=self.batch_size()
             )
@@ -586,23 +596,30 @@ class JobRunner:
         preserve = bool_option(s.options, "PreserveMessageID")
         transform = _transformer(s.transformation)
         with conn.transaction():
-            dst = engine.queue_info(conn, s.destination_queue_id)
+            dst = self._info(conn, s.destination_queue_id)
             keys = [r.key for r in received if r.key]
-            seen = set()
+            seen: set[str] = set()
             if keys:
-                seen = {
+                # Record the keys and learn which were already there, in one statement: a
+                # redelivery of what we enqueued (or moved to the exception queue) is skipped.
+                fresh = {
                     row[0]
                     for row in conn.execute(
-                        "SELECT key FROM gateway_receivelog WHERE job_id = %s AND key = ANY(%s)",
+                        "INSERT INTO gateway_receivelog (job_id, key, created) "
+                        "SELECT %s, k, now() FROM unnest(%s::text[]) AS k "
+                        "ON CONFLICT DO NOTHING RETURNING key",
                         (s.id, keys),
                     )
                 }
+                seen = set(keys) - fresh
             new: list[engine.NewMessage] = []
-            new_keys: list[str] = []
+            taken: set[str] = set()
             bad: list[tuple[Received, str]] = []
             for r in received:
-                if r.key and (r.key in seen or r.key in new_keys):
+                if r.key and (r.key in seen or r.key in taken):
                     continue  # a redelivery of what we already enqueued: acknowledge only
+                if r.key:
+                    taken.add(r.key)
                 try:
                     if r.conversion_error or r.message is None:
                         raise ConversionError(r.conversion_error or "unreadable message")
@@ -617,8 +634,6 @@ class JobRunner:
                     bad.append((r, _reason(exc)))
                     continue
                 new.append(msg)
-                if r.key:
-                    new_keys.append(r.key)
             # Ours first: a refused enqueue must not leave copies in the exception queue.
             if new:
                 engine.enqueue(conn, dst, new, user=f"MGW_{s.name}"[:128], validate=False)
@@ -636,13 +651,6 @@ class JobRunner:
                         severity="WARN",
                         component=f"job {s.name}",
                         code="434",
-                    )
-            if new_keys:
-                with conn.cursor() as cur:
-                    cur.executemany(
-                        "INSERT INTO gateway_receivelog (job_id, key, created) VALUES (%s, %s, now()) "
-                        "ON CONFLICT DO NOTHING",
-                        [(s.id, k) for k in new_keys],
                     )
             self._count(conn, propagated=len(new), exceptions=len(bad))
         # Acknowledge only after our commit: a crash before this redelivers, and the log above

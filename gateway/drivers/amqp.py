@@ -788,8 +788,9 @@ class AmqpDriver(Driver):
             return cons
         queue = self._source_queue(source, subscription)
         ch = conn.channel()
-        # prefetch bounds what the broker pushes ahead of our acks: one batch.
-        ch.basic_qos(prefetch_count=prefetch)
+        # Two batches ahead of our acks: the next batch is already here while the runner
+        # commits this one (acks still come only after our commit).
+        ch.basic_qos(prefetch_count=2 * prefetch)
         cons = _Consumer(channel=ch, queue=queue, epoch=self._epoch * 100_000 + ch.channel_number)
 
         def on_message(
