@@ -152,3 +152,42 @@ def test_inbound_messages_we_cannot_read_go_to_the_foreign_exception_queue(
     reasons = [p.headers["mgw-exception-reason"] for p, _ in moved]
     assert any("UTF-8" in r for r in reasons) and any("not JSON" in r for r in reasons)
     assert _amqp_get_all(bus) == []  # all acknowledged
+
+
+def test_an_agent_start_resets_failed_jobs_and_zeroes_the_counters(gateway, foreign, queues_):
+    """§1.9.3 and §1.12: FAILED jobs are reset when the agent starts; PROPAGATED_MSGS and
+    EXCEPTIONQ_MSGS count from the start."""
+    link = gateway.link("AMQP")
+    bus = foreign("AMQP")
+    gw.foreign_queue_register(user=None, name="BUS", link=link, provider_queue=bus)
+    gw.job_create(
+        user=None,
+        job_name="OK",
+        propagation_type="OUTBOUND",
+        source="DST",
+        destination=f"BUS@{link.name}",
+    )
+    gw.job_create(
+        user=None,
+        job_name="J",
+        propagation_type="OUTBOUND",
+        source="SRC",
+        destination=f"BUS@{link.name}",
+        transformation="MGW_REJECT_POISON",
+    )
+    qs.message_enqueue(user=None, queue=queues_["DST"], messages=[engine.NewMessage(payload=1)])
+    qs.message_enqueue(
+        user=None, queue=queues_["SRC"], messages=[engine.NewMessage(payload={"poison": True})]
+    )
+    gateway.worker("w").wait_registered()
+    gateway.start()
+    assert wait_for(lambda: gateway.job("J").status == "FAILED", 30)
+    assert wait_for(lambda: gateway.job("OK").propagated_msgs == 1, 10)
+    gateway.stop()
+    assert gateway.job("J").status == "FAILED"
+    gw.job_alter(user=None, job=gateway.job("J"), exception_queue="EXC")
+    gateway.start()
+    assert wait_for(lambda: gateway.job("J").exceptionq_msgs == 1, 20)
+    j, ok = gateway.job("J"), gateway.job("OK")
+    assert (j.status, j.failures) == ("READY", 0)
+    assert ok.propagated_msgs == 0  # counted since this start
