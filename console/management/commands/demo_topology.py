@@ -391,31 +391,47 @@ class Command(BaseCommand):
             if password:
                 props = {**props, "password": password}
             mgwadm.create_msgsystem_link(
-                linkname=name, link_type=link_type, properties=props,
+                linkname=name,
+                link_type=link_type,
+                properties=props,
                 comment=f"Demo: {link_type} on loopback.",
             )
         mgwadm.register_foreign_queue(
-            name="AQ_OUT", linkname="RABBIT", provider_queue="amq.topic", domain="TOPIC",
+            name="AQ_OUT",
+            linkname="RABBIT",
+            provider_queue="amq.topic",
+            domain="TOPIC",
             options={"RoutingKey": "aq.out"},
         )
         mgwadm.register_foreign_queue(
-            name="AQ_IN", linkname="RABBIT", provider_queue="amq.topic", domain="TOPIC",
+            name="AQ_IN",
+            linkname="RABBIT",
+            provider_queue="amq.topic",
+            domain="TOPIC",
             options={"BindingKey": "aq.in.#"},
         )
         mgwadm.create_job(
-            job_name="RABBIT_OUT", propagation_type=mgwadm.OUTBOUND_PROPAGATION,
-            source="TO_RABBIT", destination="AQ_OUT@RABBIT", exception_queue="GW_EXCEPTIONS",
+            job_name="RABBIT_OUT",
+            propagation_type=mgwadm.OUTBOUND_PROPAGATION,
+            source="TO_RABBIT",
+            destination="AQ_OUT@RABBIT",
+            exception_queue="GW_EXCEPTIONS",
             comments="Demo: our queue to RabbitMQ.",
         )
         mgwadm.create_job(
-            job_name="RABBIT_IN", propagation_type=mgwadm.INBOUND_PROPAGATION,
-            source="AQ_IN@RABBIT", destination="FROM_RABBIT",
+            job_name="RABBIT_IN",
+            propagation_type=mgwadm.INBOUND_PROPAGATION,
+            source="AQ_IN@RABBIT",
+            destination="FROM_RABBIT",
             comments="Demo: RabbitMQ to our queue.",
         )
         to_rabbit = Queue.objects.get(name="TO_RABBIT")
         services.message_enqueue(
-            user=None, queue=to_rabbit,
-            messages=[engine.NewMessage(payload={"alert": i, "text": f"demo {i}"}) for i in range(5)],
+            user=None,
+            queue=to_rabbit,
+            messages=[
+                engine.NewMessage(payload={"alert": i, "text": f"demo {i}"}) for i in range(5)
+            ],
         )
 
     def _create_topology(self) -> None:
