@@ -6,8 +6,8 @@ Start: the task claims its start token (START_SCHEDULED → STARTING), takes the
 advisory lock (held: another agent process lives → BROKEN), then INITIALIZING (FAILED jobs reset,
 counters zeroed, log records of removed jobs cleaned), then RUNNING. The polling loop beats the
 agent row, re-reads the configuration, and hands due jobs to ``max_threads`` worker threads. A
-shutdown request ends the loop (NORMAL lets batches finish, IMMEDIATE abandons them: their
-transactions roll back). The lock is what the reaper (``reap_agents``) reads: PostgreSQL drops it
+shutdown request ends the loop (NORMAL lets running job cycles finish, IMMEDIATE stops them after
+the batch in hand). The lock is what the reaper (``agents_reap``) reads: PostgreSQL drops it
 the moment the process dies, however it died.
 
 Each job cycle moves batches of ``MsgBatchSize`` messages, each batch in one PostgreSQL
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
+from django import db as django_db
 from django.conf import settings
 from django.db import close_old_connections
 
@@ -240,6 +241,7 @@ class JobRunner:
         self.recovered = False
         self.future: Future | None = None
         self._infos: dict[int, engine.QueueInfo] = {}
+        self.ended_at = 0.0  # monotonic time its last cycle ended
 
     # -- resources --
 
@@ -324,7 +326,9 @@ class JobRunner:
             while not self.agent.stopping_now():
                 n = self._batch()
                 moved += n
-                if n < self.batch_size() or time.monotonic() >= t_end or self.agent.stopping():
+                # A NORMAL shutdown lets the cycle finish (up to its slice); IMMEDIATE stops it
+                # after the batch in hand (the loop's condition).
+                if n < self.batch_size() or time.monotonic() >= t_end:
                     break
             if s.status == JobStatus.RETRY or s.failures:
                 self._succeeded()
@@ -334,6 +338,7 @@ class JobRunner:
         except Exception as exc:
             self._failed(exc)
         finally:
+            self.ended_at = time.monotonic()
             self.busy = False
 
     def _info(self, conn: psycopg.Connection, queue_id: int) -> engine.QueueInfo:
@@ -390,8 +395,11 @@ class JobRunner:
                 except Exception as exc:  # a transformation's own error is a conversion failure
                     bad.append((m, _reason(exc)))
             batch = uuid.uuid4()
+            # Every write of ours goes before the publish, so that only the COMMIT follows it:
+            # a refused exception-queue enqueue must not roll back a batch already sent.
             if bad:
-                self._refuse_without_exception_queue(bad[0])  # before anything is sent
+                self._refuse_without_exception_queue(bad[0])
+                self._outbound_exceptions(conn, bad)
             while good:
                 try:
                     driver.publish(
@@ -406,22 +414,24 @@ class JobRunner:
                     )
                     break
                 except BatchConversionError as exc:
-                    # Nothing of the batch was sent: drop the one message and send the rest.
+                    # Nothing of the batch was sent: move the one message aside, send the rest.
                     m, _ = good.pop(exc.index)
                     bad.append((m, exc.reason))
                     self._refuse_without_exception_queue(bad[-1])
-            if bad:
-                self._outbound_exceptions(conn, bad)
-            conn.execute(
-                "INSERT INTO gateway_sendlog (job_id, batch, message_ids, created) "
-                "VALUES (%s, %s, %s, now())",
-                (s.id, batch, json.dumps([m.id for m, _ in good])),
-            )
-            conn.execute(
-                "DELETE FROM gateway_sendlog WHERE job_id = %s AND id < (SELECT max(id) - 4 FROM "
-                "gateway_sendlog WHERE job_id = %s)",
-                (s.id, s.id),
-            )
+                    self._outbound_exceptions(conn, [bad[-1]])
+            if good:
+                # Our log record of the batch, beside the foreign one written with it; a batch
+                # that sent nothing wrote no foreign record and gets none here either.
+                conn.execute(
+                    "INSERT INTO gateway_sendlog (job_id, batch, message_ids, created) "
+                    "VALUES (%s, %s, %s, now())",
+                    (s.id, batch, json.dumps([m.id for m, _ in good])),
+                )
+                conn.execute(
+                    "DELETE FROM gateway_sendlog WHERE job_id = %s AND id < (SELECT max(id) - 4 "
+                    "FROM gateway_sendlog WHERE job_id = %s)",
+                    (s.id, s.id),
+                )
             self._count(conn, propagated=len(good), exceptions=len(bad))
         self.agent.log.write(
             f"propagated {len(good)} message(s) to {s.foreign.provider_name}"
@@ -480,6 +490,11 @@ class JobRunner:
         s, conn = self.spec, self._conn()
         driver = self._driver()
         record = driver.read_outbound_log(s.key)
+        if record is None:
+            # Another job of the link may hold the log's records inside its own transaction
+            # for a moment (AMQP): look again before calling the record missing.
+            time.sleep(0.2)
+            record = driver.read_outbound_log(s.key)
         rows = conn.execute(
             "SELECT batch::text FROM gateway_sendlog WHERE job_id = %s ORDER BY id DESC", (s.id,)
         ).fetchall()
@@ -556,7 +571,9 @@ class JobRunner:
             self._consume_sent([int(i) for i in record.get("ids", [])], record, partial=True)
             note = "the missing messages are treated as gone; the job goes on"
         else:
-            # Start the log afresh: our records are dropped, the next batch writes both.
+            # Start both logs afresh (the foreign record too, or the next recovery would take
+            # its old batch for one in doubt); the next batch writes both.
+            self._driver().clear_outbound_log(s.key)
             conn.execute("DELETE FROM gateway_sendlog WHERE job_id = %s", (s.id,))
             note = "the log records are reset; a message already delivered may be sent again"
         conn.execute(
@@ -617,7 +634,12 @@ class JobRunner:
             bad: list[tuple[Received, str]] = []
             for r in received:
                 if r.key and (r.key in seen or r.key in taken):
-                    continue  # a redelivery of what we already enqueued: acknowledge only
+                    # A redelivery of what we already took: acknowledge only. Keys are the
+                    # system's ids, so publisher-set ids must be unique (docs/GATEWAY.md).
+                    self.agent.log.write(
+                        f"skipped {r.key}: already received", level=1, component=f"job {s.name}"
+                    )
+                    continue
                 if r.key:
                     taken.add(r.key)
                 try:
@@ -897,9 +919,16 @@ def run(agent_id: int, token: str, *, hostname: str = "") -> str:
                 control, agent_id, "NOT_STARTED", f"the agent cannot connect as {username!r}: {exc}"
             )
             return "failed"
-        control.execute(
-            "UPDATE gateway_agent SET status = 'INITIALIZING' WHERE id = %s", (agent_id,)
-        )
+        initializing = control.execute(
+            "UPDATE gateway_agent SET status = 'INITIALIZING' WHERE id = %s "
+            "AND status = 'STARTING' AND start_token = %s",
+            (agent_id, token),
+        ).rowcount
+        if not initializing:
+            # A SHUTDOWN came while we were starting: stop here, as asked.
+            _end(control, agent_id, "NOT_STARTED", "", token=token)
+            control.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_NS, agent_id))
+            return "shutdown"
         options = _agent_options(control, agent_id)
         agent = AgentProcess(
             agent_id, name, conninfo, max_threads, max_memory, options, session, agent_log
@@ -917,7 +946,7 @@ def run(agent_id: int, token: str, *, hostname: str = "") -> str:
         agent_log.write("agent running")
         agent_log.flush(control)
         return _loop(control, agent, token, cfg)
-    except psycopg.OperationalError as exc:
+    except (psycopg.OperationalError, django_db.OperationalError, django_db.InterfaceError) as exc:
         # Our database went away (a restartable error): the reaper schedules the start again.
         log.warning("agent %s lost its database: %s", agent_id, exc)
         return "lost"
@@ -1008,6 +1037,7 @@ def _loop(control: psycopg.Connection, agent: AgentProcess, token: str, cfg: dic
                     )
             if agent.stopping():
                 break
+            loaded_at = time.monotonic()
             now_db = control.execute("SELECT now()").fetchone()[0]
             specs = load_jobs(control, agent.id)
             for spec in specs:
@@ -1018,7 +1048,7 @@ def _loop(control: psycopg.Connection, agent: AgentProcess, token: str, cfg: dic
                     if source_channel in woke and runner is not None and not runner.busy:
                         runner.next_poll = 0.0  # an enqueue committed: no need to wait the poll
             woke.clear()
-            _schedule(agent, specs, pool, link_busy, now_mono, now_db)
+            _schedule(agent, specs, pool, link_busy, loaded_at, now_db)
             agent.log.flush(control)
             # Woken by a configuration change (services NOTIFY) or an enqueue on a source.
             for note in listener.conn.notifies(timeout=cfg["LOOP_WAIT_S"], stop_after=1):
@@ -1026,18 +1056,21 @@ def _loop(control: psycopg.Connection, agent: AgentProcess, token: str, cfg: dic
     finally:
         # IMMEDIATE runners stop after the batch in hand, NORMAL ones after their cycle.
         pool.shutdown(wait=True, cancel_futures=True)
+        # Nothing runs any more (cycles queued but never started were cancelled, their busy
+        # flag still set): close every runner's connections.
         for runner in agent.runners.values():
-            if not runner.busy:
-                runner.close()
+            runner.close()
         listener.close()
         agent.log.write(f"agent stopped ({end})")
         with contextlib.suppress(psycopg.Error):
             agent.log.flush(control)
+    # Unlock first: a STARTUP right after our NOT_STARTED must not find the lock still held
+    # (it would take this process for a second one and go BROKEN).
+    control.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_NS, agent.id))
     if end == "worker_shutdown":
         _end(control, agent.id, "START_SCHEDULED", "", restart=True, token=token)
     elif end != "superseded":
         _end(control, agent.id, "NOT_STARTED", "", token=token)
-    control.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_NS, agent.id))
     return end
 
 
@@ -1060,7 +1093,11 @@ def _schedule(
         runner = agent.runners.get(spec.id)
         if runner is None:
             runner = agent.runners[spec.id] = JobRunner(agent, spec)
-        elif not runner.busy:
+        elif runner.busy or runner.ended_at >= now_mono:
+            # Busy, or its cycle ended after these rows were read: they may predate what that
+            # cycle wrote (a failure's back-off, a reset recovery). Next round.
+            continue
+        else:
             if (spec.status, spec.enabled) != (runner.spec.status, runner.spec.enabled):
                 runner.next_poll = 0.0  # reset, enable or remove: act now
             runner.spec = spec

@@ -10,6 +10,7 @@ UTF-8 cannot be held by our queues and is a conversion failure.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from gateway.drivers.base import ConversionError, GatewayMessage
@@ -40,6 +41,28 @@ def outbound(message: engine.DequeuedMessage, payload: Any, *, preserve_id: bool
     )
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ConversionError(f"the body holds {name}, which JSON (and our queues) cannot")
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return True
+
+
+def _loads(text: str) -> Any:
+    value = json.loads(text, parse_constant=_refuse_constant)
+    # A number too large for a double parses as inf; PostgreSQL's jsonb refuses it.
+    if not _finite(value):
+        raise ConversionError("the body holds a number too large for JSON")
+    return value
+
+
 def payload_of(message: GatewayMessage) -> Any:
     try:
         text = message.body.decode("utf-8")
@@ -48,24 +71,32 @@ def payload_of(message: GatewayMessage) -> Any:
             f"the body is not UTF-8 text ({len(message.body)} bytes, invalid at byte "
             f"{exc.start}); our queues hold JSON and text"
         ) from exc
+    if "\x00" in text:
+        raise ConversionError("the body holds a NUL character, which our queues cannot store")
     kind = (message.content_type or "").split(";")[0].strip().lower()
     if kind == JSON or kind.endswith("+json"):
         try:
-            return json.loads(text)
+            return _loads(text)
         except ValueError as exc:
             raise ConversionError(f"the body is declared {kind} but is not JSON: {exc}") from exc
     if kind.startswith("text/"):
         return text
     try:
-        return json.loads(text)
-    except ValueError:
-        return text
+        return _loads(text)
+    except (ValueError, ConversionError):
+        return text  # undeclared and not (storable) JSON: the text itself
 
 
 def inbound(
     message: GatewayMessage, payload: Any, *, preserve_id: bool, link: str
 ) -> engine.NewMessage:
     headers = dict(message.headers or {})
+    # PostgreSQL's text and jsonb cannot hold NUL (a JSON "\u0000" escape included).
+    for what, value in (("payload", payload), ("headers", headers)):
+        if "\\u0000" in json.dumps(value):
+            raise ConversionError(
+                f"the {what} holds a NUL character, which our queues cannot store"
+            )
     if preserve_id and message.msgid:
         headers["mgw_foreign_msgid"] = message.msgid
     return engine.NewMessage(

@@ -226,7 +226,8 @@ def agent_startup(*, user: User, agent: Agent) -> Agent:
 @transaction.atomic
 def agent_shutdown(*, user: User, agent: Agent, mode: str = ShutdownMode.NORMAL) -> Agent:
     """SHUTDOWN: a scheduled start is withdrawn at once; a live agent goes SHUTTING_DOWN and
-    ends at its next poll (NORMAL finishes the batches in flight, IMMEDIATE rolls them back)."""
+    ends at its next poll (NORMAL lets running job cycles finish, IMMEDIATE stops them after
+    the batch in hand)."""
     _require(user, Capability.OPERATE)
     if mode not in ShutdownMode.values:
         raise DomainError(f"Unknown shutdown mode {mode!r}.", field="shutdown_mode")
@@ -992,6 +993,8 @@ def job_disable(*, user: User, job: Job) -> Job:
 @transaction.atomic
 def job_reset(*, user: User, job: Job) -> Job:
     """RESET_JOB: failures to 0, READY, and the agent retries at once."""
+    # A recovery problem is forgotten too: the agent runs its recovery again at once, which
+    # either finds the job in step now or reports the problem again.
     return _set_job(
         user,
         job,
@@ -1000,6 +1003,8 @@ def job_reset(*, user: User, job: Job) -> Job:
         status=JobStatus.READY,
         failures=0,
         next_attempt_at=None,
+        recovery="",
+        recovery_batch=None,
     )
 
 
