@@ -53,7 +53,7 @@ import psycopg
 
 from console.bench.propagation import WorkerProcess, forget_broker_queue
 from console.bench.queues import PAYLOAD, BenchError, server_settings
-from gateway import conversion
+from gateway import aio, conversion
 from queues import engine
 
 Log = Callable[[str], None]
@@ -434,23 +434,23 @@ class NatsStream:
     def __init__(self, stream: str, subject: str):
         self.stream = stream
         self.subject = subject
-        self.loop = asyncio.new_event_loop()
-        self.nc = self.loop.run_until_complete(nats_connect())
+        self.loop = aio.LoopThread("bench-nats")
+        self.nc = self.loop.call(nats_connect())
         self.js = self.nc.jetstream(timeout=10)
-        self.loop.run_until_complete(self.js.add_stream(name=stream, subjects=[subject]))
+        self.loop.call(self.js.add_stream(name=stream, subjects=[subject]))
 
     def count(self) -> int:
-        info = self.loop.run_until_complete(self.js.stream_info(self.stream))
+        info = self.loop.call(self.js.stream_info(self.stream))
         return int(info.state.messages)
 
     def purge(self) -> None:
-        self.loop.run_until_complete(self.js.purge_stream(self.stream))
+        self.loop.call(self.js.purge_stream(self.stream))
 
     def drop(self) -> None:
         with contextlib.suppress(Exception):
-            self.loop.run_until_complete(self.js.delete_stream(self.stream))
+            self.loop.call(self.js.delete_stream(self.stream))
         with contextlib.suppress(Exception):
-            self.loop.run_until_complete(self.nc.close())
+            self.loop.call(self.nc.close())
         self.loop.close()
 
 
@@ -483,7 +483,7 @@ def nats_publish(stream: str, subject: str, n: int, *, id_prefix: str) -> float:
         finally:
             await nc.close()
 
-    return asyncio.run(go())
+    return aio.run(go())
 
 
 # --- Redis: redis-py, as the driver uses it -------------------------------------------------------

@@ -3,7 +3,6 @@ no database. Each test makes its own stream and deletes it."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
@@ -15,6 +14,7 @@ import nats.js.errors
 import pytest
 from nats.js import JetStreamContext
 
+from gateway import aio
 from gateway.drivers.base import (
     EXACTLY_ONCE,
     BatchConversionError,
@@ -44,7 +44,7 @@ def _admin(work: Callable[[JetStreamContext], Awaitable[Any]]) -> Any:
         finally:
             await nc.close()
 
-    return asyncio.run(go())
+    return aio.run(go())
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from gateway import aio
 from gateway import services as gw
 from gateway.models import DEFAULT_AGENT, Agent, Job, Link
 from tests.celery.conftest import CeleryProcess, CeleryProcesses, celery_procs
@@ -162,8 +163,6 @@ def foreign_create(link_type: str, provider: str) -> None:
         conn.channel().queue_declare(provider, durable=True)
         conn.close()
     elif link_type == "NATS":
-        import asyncio
-
         import nats
 
         async def make() -> None:
@@ -171,7 +170,7 @@ def foreign_create(link_type: str, provider: str) -> None:
             await nc.jetstream().add_stream(name=provider.replace(".", "_"), subjects=[provider])
             await nc.close()
 
-        asyncio.run(make())
+        aio.run(make())
 
 
 def foreign_drop(link_type: str, provider: str) -> None:
@@ -183,8 +182,6 @@ def foreign_drop(link_type: str, provider: str) -> None:
             conn.channel().queue_delete(provider)
             conn.close()
         elif link_type == "NATS":
-            import asyncio
-
             import nats
 
             async def drop() -> None:
@@ -192,7 +189,7 @@ def foreign_drop(link_type: str, provider: str) -> None:
                 await nc.jetstream().delete_stream(provider.replace(".", "_"))
                 await nc.close()
 
-            asyncio.run(drop())
+            aio.run(drop())
         elif link_type == "REDIS":
             import redis
 

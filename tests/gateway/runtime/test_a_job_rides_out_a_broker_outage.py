@@ -6,7 +6,6 @@ answers and the durable consumer can be deleted."""
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import subprocess
 import time
@@ -15,6 +14,7 @@ from collections.abc import Iterator
 import nats
 import pytest
 
+from gateway import aio
 from gateway import services as gw
 from gateway.models import Job
 from queues import engine
@@ -82,7 +82,7 @@ def _stream_count(stream: str) -> int:
         await nc.close()
         return info.state.messages
 
-    return asyncio.run(count())
+    return aio.run(count())
 
 
 def test_an_outbound_job_retries_fails_at_16_and_reset_delivers_everything_once(
@@ -171,4 +171,4 @@ def test_remove_job_with_the_server_down_waits_delete_pending_then_goes(
         await nc.close()
         return len(found)
 
-    assert asyncio.run(consumers()) == 0
+    assert aio.run(consumers()) == 0
