@@ -23,7 +23,21 @@ def _env_bool(name: str, default: bool) -> bool:
 
 
 DEBUG = _env_bool("DEBUG", False)
-SECRET_KEY = os.environ.get("SECRET_KEY", "insecure-embedded-default-change-me")
+
+
+def _secret_key() -> str:
+    """SECRET_KEY, else the key run-console.sh keeps in var/secret-key: a management command
+    run from a plain shell must use the same key as the console (the gateway's encrypted
+    values are keyed from it)."""
+    if os.environ.get("SECRET_KEY"):
+        return os.environ["SECRET_KEY"]
+    kept = VAR_DIR / "secret-key"
+    if kept.is_file() and kept.read_text().strip():
+        return kept.read_text().strip()
+    return "insecure-embedded-default-change-me"
+
+
+SECRET_KEY = _secret_key()
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "*").split(",") if h.strip()]
 CSRF_TRUSTED_ORIGINS = [
     o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
@@ -297,4 +311,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    # pika logs every connection open and close at INFO: the gateway's own log says what matters.
+    "loggers": {"pika": {"level": "WARNING"}},
 }

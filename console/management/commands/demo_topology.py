@@ -123,7 +123,7 @@ TOPOLOGY: tuple[DemoQueueTable, ...] = (
         sort_order=SortOrder.ENQ_TIME,
         comment="Demo: queues the Messaging Gateway moves to and from RabbitMQ.",
         queues=(
-            DemoQueue("TO_RABBIT", "Sent to RabbitMQ's amq.topic by job RABBIT_OUT."),
+            DemoQueue("TO_RABBIT", "Sent to RabbitMQ's amq.topic (aq.in.demo) by job RABBIT_OUT."),
             DemoQueue("FROM_RABBIT", "Received from RabbitMQ (aq.in.#) by job RABBIT_IN."),
             DemoQueue("GW_EXCEPTIONS", "Messages the gateway could not convert."),
         ),
@@ -377,8 +377,11 @@ class Command(BaseCommand):
             )
 
     def _create_gateway(self) -> None:
-        """Links to the brokers these machines run on loopback, and two AMQP jobs. A broker
-        that is not running shows as a failing test connection and a job in RETRY."""
+        """Links to the brokers these machines run on loopback, and a round trip through
+        RabbitMQ: RABBIT_OUT publishes TO_RABBIT's messages to amq.topic with routing key
+        aq.in.demo, RABBIT_IN reads aq.in.# back into FROM_RABBIT. A broker that is not running
+        shows as a failing test connection and jobs in RETRY. Written with the DBMS_MGWADM
+        facade, as an administrator's script would be."""
         from gateway import mgwadm
 
         links = {
@@ -388,27 +391,32 @@ class Command(BaseCommand):
             "REDIS_STREAMS": ("REDIS", {"host": "127.0.0.1", "port": 6379, "db": 2}, None),
         }
         for name, (link_type, props, password) in links.items():
+            properties = {"link_type": link_type, **props}
             if password:
-                props = {**props, "password": password}
+                properties["password"] = password
             mgwadm.create_msgsystem_link(
-                linkname=name,
-                link_type=link_type,
-                properties=props,
-                comment=f"Demo: {link_type} on loopback.",
+                linkname=name, properties=properties, comment=f"Demo: {link_type} on loopback."
             )
         mgwadm.register_foreign_queue(
             name="AQ_OUT",
             linkname="RABBIT",
             provider_queue="amq.topic",
-            domain="TOPIC",
-            options={"RoutingKey": "aq.out"},
+            domain=mgwadm.DOMAIN_TOPIC,
+            options={"RoutingKey": "aq.in.demo"},
         )
         mgwadm.register_foreign_queue(
             name="AQ_IN",
             linkname="RABBIT",
             provider_queue="amq.topic",
-            domain="TOPIC",
+            domain=mgwadm.DOMAIN_TOPIC,
             options={"BindingKey": "aq.in.#"},
+        )
+        mgwadm.create_job(
+            job_name="RABBIT_IN",
+            propagation_type=mgwadm.INBOUND_PROPAGATION,
+            source="AQ_IN@RABBIT",
+            destination="FROM_RABBIT",
+            comments="Demo: RabbitMQ (aq.in.#) to our queue.",
         )
         mgwadm.create_job(
             job_name="RABBIT_OUT",
@@ -416,14 +424,7 @@ class Command(BaseCommand):
             source="TO_RABBIT",
             destination="AQ_OUT@RABBIT",
             exception_queue="GW_EXCEPTIONS",
-            comments="Demo: our queue to RabbitMQ.",
-        )
-        mgwadm.create_job(
-            job_name="RABBIT_IN",
-            propagation_type=mgwadm.INBOUND_PROPAGATION,
-            source="AQ_IN@RABBIT",
-            destination="FROM_RABBIT",
-            comments="Demo: RabbitMQ to our queue.",
+            comments="Demo: our queue to RabbitMQ (aq.in.demo), read back by RABBIT_IN.",
         )
         to_rabbit = Queue.objects.get(name="TO_RABBIT")
         services.message_enqueue(
