@@ -39,6 +39,7 @@ from gateway.drivers.base import (
     GatewayMessage,
     PropertyError,
     Received,
+    clean_properties,
 )
 
 logger = logging.getLogger(__name__)
@@ -51,58 +52,8 @@ SEQ_HEADER = "mgw-seq"
 SUBSCRIPTION_PREFIX = "mgw."
 INT64 = (-(2**63), 2**63 - 1)
 
-_TRUE = {"true", "yes", "y", "on", "1"}
-_FALSE = {"false", "no", "n", "off", "0"}
-
 
 # -- helpers shared with the MQTT driver ------------------------------------------------------
-
-
-def clean_properties(
-    spec: dict[str, tuple[bool, str, Any, str]], given: dict[str, Any]
-) -> dict[str, Any]:
-    """Coerce ``given`` to the kinds in ``spec`` and fill defaults; PropertyError names the
-    offending property. Empty strings count as absent so a blank form field means default."""
-    out: dict[str, Any] = {}
-    for name in given:
-        if name not in spec:
-            raise PropertyError(f"Unknown property {name!r}.", field=name)
-    for name, (required, kind, default, _help) in spec.items():
-        value = given.get(name)
-        if isinstance(value, str) and not value.strip() and kind != "secret":
-            value = None
-        if value is None:
-            if required:
-                raise PropertyError(f"Property {name!r} is required.", field=name)
-            if default is not None:
-                out[name] = default
-            continue
-        if kind == "int":
-            if isinstance(value, bool):
-                raise PropertyError(f"{name} must be an integer.", field=name)
-            try:
-                out[name] = int(str(value).strip())
-            except ValueError:
-                raise PropertyError(
-                    f"{name} must be an integer, not {value!r}.", field=name
-                ) from None
-        elif kind == "bool":
-            if isinstance(value, bool):
-                out[name] = value
-            elif str(value).strip().lower() in _TRUE:
-                out[name] = True
-            elif str(value).strip().lower() in _FALSE:
-                out[name] = False
-            else:
-                raise PropertyError(f"{name} must be TRUE or FALSE, not {value!r}.", field=name)
-        else:
-            if not isinstance(value, str):
-                raise PropertyError(f"{name} must be text.", field=name)
-            out[name] = value if kind == "secret" else value.strip()
-    port = out.get("port")
-    if port is not None and not 1 <= port <= 65535:
-        raise PropertyError(f"port must be between 1 and 65535, not {port}.", field="port")
-    return out
 
 
 def encode_header_value(key: str, value: Any, types: dict[str, str]) -> str | int | bool:

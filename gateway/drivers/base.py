@@ -201,6 +201,61 @@ class Driver:
         raise NotImplementedError
 
 
+_TRUE = {"true", "yes", "y", "on", "1"}
+_FALSE = {"false", "no", "n", "off", "0"}
+
+
+def clean_properties(
+    spec: dict[str, tuple[bool, str, Any, str]], given: dict[str, Any]
+) -> dict[str, Any]:
+    """Coerce ``given`` to the kinds in ``spec`` ("str", "int", "bool", "secret") and fill the
+    defaults; PropertyError names the offending property. An empty string counts as absent, so
+    a blank form field means the default. Every driver's ``validate_properties`` starts here."""
+    unknown = sorted(set(given) - set(spec))
+    if unknown:
+        raise PropertyError(f"Unknown property {unknown[0]!r}.", field=unknown[0])
+    out: dict[str, Any] = {}
+    for name, (required, kind, default, _help) in spec.items():
+        value = given.get(name)
+        if isinstance(value, str) and not value.strip() and kind != "secret":
+            value = None
+        if value is None:
+            if required:
+                raise PropertyError(f"Property {name!r} is required.", field=name)
+            if default is not None:
+                out[name] = default
+            continue
+        if kind == "int":
+            if isinstance(value, bool):
+                raise PropertyError(f"{name} must be an integer.", field=name)
+            try:
+                out[name] = int(str(value).strip())
+            except ValueError:
+                raise PropertyError(
+                    f"{name} must be an integer, not {value!r}.", field=name
+                ) from None
+        elif kind == "bool":
+            text = str(value).strip().lower()
+            if isinstance(value, bool):
+                out[name] = value
+            elif text in _TRUE or text in _FALSE:
+                out[name] = text in _TRUE
+            else:
+                raise PropertyError(f"{name} must be TRUE or FALSE, not {value!r}.", field=name)
+        else:
+            if not isinstance(value, str):
+                raise PropertyError(f"{name} must be text.", field=name)
+            out[name] = value if kind == "secret" else value.strip()
+    port = out.get("port")
+    if port is not None and not 1 <= port <= 65535:
+        raise PropertyError(f"port must be between 1 and 65535, not {port}.", field="port")
+    if any(ch.isspace() for ch in str(out.get("host", ""))):
+        raise PropertyError("host must not contain spaces.", field="host")
+    if out.get("tls_ca_file") and not out.get("tls"):
+        raise PropertyError("tls_ca_file needs tls set to true.", field="tls_ca_file")
+    return out
+
+
 class BatchConversionError(ConversionError):
     """``publish`` refused message ``index`` of the batch before sending any of it."""
 

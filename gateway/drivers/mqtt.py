@@ -33,7 +33,6 @@ from gateway.drivers.amqp import (
     REASON_HEADER,
     SUBSCRIPTION_PREFIX,
     TYPES_HEADER,
-    clean_properties,
     decode_typed,
 )
 from gateway.drivers.base import (
@@ -45,6 +44,7 @@ from gateway.drivers.base import (
     GatewayMessage,
     PropertyError,
     Received,
+    clean_properties,
 )
 
 logger = logging.getLogger(__name__)

@@ -43,6 +43,7 @@ from gateway.drivers.base import (
     GatewayMessage,
     PropertyError,
     Received,
+    clean_properties,
 )
 
 T = TypeVar("T")
@@ -67,51 +68,6 @@ _CONSUMER_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _SCALAR_TYPES = {"int": int, "float": float, "bool": bool}
 # HPUB framing around the header block ("NATS/1.0\r\n" ... "\r\n").
 _HEADER_OVERHEAD = 12
-
-
-def clean_properties(
-    spec: dict[str, tuple[bool, str, Any, str]], properties: dict[str, Any]
-) -> dict[str, Any]:
-    """Coerce ``properties`` to the kinds in ``spec`` and fill defaults (also used by Redis)."""
-    unknown = sorted(set(properties) - set(spec))
-    if unknown:
-        raise PropertyError(f"Unknown property {unknown[0]!r}.", field=unknown[0])
-    cleaned: dict[str, Any] = {}
-    for name, (required, kind, default, _help) in spec.items():
-        value = properties.get(name)
-        if value is None or (isinstance(value, str) and value.strip() == "" and kind != "secret"):
-            if required:
-                raise PropertyError(f"Property {name!r} is required.", field=name)
-            cleaned[name] = default
-            continue
-        if kind == "bool":
-            if isinstance(value, bool):
-                cleaned[name] = value
-            elif str(value).strip().lower() in ("true", "1", "yes", "on"):
-                cleaned[name] = True
-            elif str(value).strip().lower() in ("false", "0", "no", "off"):
-                cleaned[name] = False
-            else:
-                raise PropertyError(f"Property {name!r} must be true or false.", field=name)
-        elif kind == "int":
-            if isinstance(value, bool):
-                raise PropertyError(f"Property {name!r} must be an integer.", field=name)
-            try:
-                cleaned[name] = int(str(value).strip())
-            except ValueError:
-                raise PropertyError(f"Property {name!r} must be an integer.", field=name) from None
-        else:
-            if not isinstance(value, str):
-                raise PropertyError(f"Property {name!r} must be text.", field=name)
-            cleaned[name] = value if kind == "secret" else value.strip()
-    port = cleaned.get("port")
-    if port is not None and not 1 <= port <= 65535:
-        raise PropertyError("Property 'port' must be between 1 and 65535.", field="port")
-    if any(ch.isspace() for ch in cleaned["host"]):
-        raise PropertyError("Property 'host' must not contain spaces.", field="host")
-    if cleaned.get("tls_ca_file") and not cleaned.get("tls"):
-        raise PropertyError("'tls_ca_file' needs 'tls' set to true.", field="tls_ca_file")
-    return cleaned
 
 
 def encode_header_value(value: Any) -> tuple[str, str | None]:

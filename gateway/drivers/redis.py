@@ -30,8 +30,9 @@ from gateway.drivers.base import (
     GatewayMessage,
     PropertyError,
     Received,
+    clean_properties,
 )
-from gateway.drivers.nats import clean_properties, decode_header_value, encode_header_value
+from gateway.drivers.nats import decode_header_value, encode_header_value
 
 F_BODY = "body"
 F_CONTENT_TYPE = "content_type"
