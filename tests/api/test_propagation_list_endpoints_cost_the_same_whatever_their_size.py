@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from jobs import services
-from tests.jobs.conftest import enqueue
+from tests.jobs.helpers import enqueue
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from jobs import services
-from tests.jobs.conftest import enqueue
+from tests.jobs.helpers import enqueue
 
 pytestmark = pytest.mark.django_db
 

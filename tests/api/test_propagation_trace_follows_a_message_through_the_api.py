@@ -8,7 +8,7 @@ import pytest
 from core.models import ChangeLogEntry
 from jobs import services
 from queues.models import Message
-from tests.jobs.conftest import enqueue
+from tests.jobs.helpers import enqueue
 
 pytestmark = pytest.mark.django_db
 

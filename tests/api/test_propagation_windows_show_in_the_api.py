@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from jobs.models import Propagation
-from tests.jobs.conftest import enqueue, fast_windows, payloads_at, run_now  # noqa: F401
+from tests.jobs.helpers import enqueue, payloads_at, run_now
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fast_windows")]
 
 
 @pytest.fixture

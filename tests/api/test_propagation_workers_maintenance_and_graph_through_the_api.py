@@ -10,7 +10,7 @@ from django.utils import timezone
 from core.models import ChangeLogEntry
 from jobs import services
 from jobs.models import Maintenance
-from tests.jobs.conftest import enqueue
+from tests.jobs.helpers import enqueue
 
 pytestmark = pytest.mark.django_db
 

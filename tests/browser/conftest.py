@@ -8,11 +8,12 @@ its page goes to ``test-artifacts/``; :func:`shot` saves named screenshots of th
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.browser.helpers import ARTIFACTS, TIMEOUT_MS, shot
 
 # Playwright's sync API keeps an event loop running in the main thread while the session-scoped
 # browser lives (to the end of the session), and Django then refuses synchronous ORM calls in that
@@ -31,18 +32,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-TIMEOUT_MS = 20_000
-
-
-def artifact_path(name: str) -> Path:
-    ARTIFACTS.mkdir(exist_ok=True)
-    return ARTIFACTS / (re.sub(r"[^A-Za-z0-9_.-]+", "_", name) + ".png")
-
-
-def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
-    """Save a full-page screenshot as ``test-artifacts/<name>.png``."""
-    page.screenshot(path=str(artifact_path(name)), full_page=True)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -140,13 +129,3 @@ def login(live_server):  # type: ignore[no-untyped-def]
         assert pg.locator(".navbar-text").inner_text().strip() == username
 
     return _login
-
-
-def htmx_submit(page, button, path_part: str) -> None:  # type: ignore[no-untyped-def]
-    """Click an HTMX form's button and wait until its response has arrived and been swapped in,
-    so that what the test looks at next is the new content, not the old."""
-    with page.expect_response(lambda r: path_part in r.url and r.request.method == "POST"):
-        button.click()
-    page.wait_for_function(
-        "() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')"
-    )

@@ -23,7 +23,7 @@ from django.db import connection
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from tests.browser.conftest import artifact_path
+from tests.browser.helpers import artifact_path
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -17,8 +17,8 @@ from jobs.models import Propagation, PropagationRun, PropagationSchedule
 from jobs.schedule import backoff_seconds
 from queues import services as qs
 from queues.models import Message
-
-from .conftest import enqueue, wait_for
+from tests.celery.helpers import wait_for
+from tests.jobs.helpers import enqueue
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 

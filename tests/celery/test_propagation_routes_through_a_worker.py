@@ -8,8 +8,8 @@ from jobs import services
 from jobs.choices import RunState
 from jobs.models import PropagationRun
 from queues.models import Message
-
-from .conftest import enqueue, wait_for
+from tests.celery.helpers import wait_for
+from tests.jobs.helpers import enqueue
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 

@@ -13,8 +13,8 @@ from jobs import services
 from jobs.choices import RunState
 from jobs.models import PropagationRun, PropagationSchedule
 from queues.models import Message, MessageConsumer
-
-from .conftest import CeleryProcess, enqueue, wait_for
+from tests.celery.helpers import CeleryProcess, wait_for
+from tests.jobs.helpers import enqueue
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 

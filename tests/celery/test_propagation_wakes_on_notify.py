@@ -10,8 +10,8 @@ import pytest
 from jobs import services
 from jobs.models import PropagationRun
 from queues.models import Message
-
-from .conftest import enqueue, wait_for
+from tests.celery.helpers import wait_for
+from tests.jobs.helpers import enqueue
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 

@@ -9,8 +9,7 @@ import pytest
 
 from jobs import services
 from jobs.models import Worker
-
-from .conftest import wait_for
+from tests.celery.helpers import wait_for
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 

@@ -15,10 +15,9 @@ from django.utils import timezone
 from jobs import services
 from jobs.models import SparkJob, SparkJobPart
 from queues.models import Message
+from tests.celery.helpers import wait_for
+from tests.jobs.helpers import enqueue
 
-from .conftest import enqueue, make_queue, sc_table, wait_for
-
-__all__ = ["make_queue", "sc_table"]
 pytestmark = [pytest.mark.celery, pytest.mark.spark]
 
 

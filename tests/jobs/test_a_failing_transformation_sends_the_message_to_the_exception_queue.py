@@ -10,7 +10,7 @@ from jobs.models import PropagationRun
 from queues import services as qs
 from queues.models import Message
 
-from .conftest import enqueue, payloads_at, run_now
+from .helpers import enqueue, payloads_at, run_now
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

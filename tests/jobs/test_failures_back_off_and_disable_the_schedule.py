@@ -14,7 +14,7 @@ from jobs.schedule import backoff_seconds
 from jobs.selectors import propagation_get
 from queues import services as qs
 
-from .conftest import enqueue, payloads_at, run_now
+from .helpers import enqueue, payloads_at, run_now
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -8,7 +8,7 @@ from jobs import services
 from jobs.models import PropagationRun
 from queues.models import Message
 
-from .conftest import enqueue, payloads_at, run_now
+from .helpers import enqueue, payloads_at, run_now
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,7 +11,7 @@ from queues import services as qs
 from rules.lang import decide, message_from_queue
 from rules.selectors import rule_set_spec
 
-from .conftest import payloads_at, run_now
+from .helpers import payloads_at, run_now
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -12,7 +12,7 @@ from jobs.models import PropagationRun, PropagationSchedule
 from jobs.selectors import propagation_get
 from queues import services as qs
 
-from .conftest import enqueue, payloads_at
+from .helpers import enqueue, payloads_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

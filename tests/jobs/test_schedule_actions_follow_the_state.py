@@ -12,7 +12,7 @@ from jobs.models import Propagation, PropagationSchedule
 from jobs.selectors import propagation_get
 from queues.models import Message, Subscriber
 
-from .conftest import enqueue, payloads_at, run_now
+from .helpers import enqueue, payloads_at, run_now
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

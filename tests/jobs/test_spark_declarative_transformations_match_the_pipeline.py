@@ -20,7 +20,6 @@ from jobs.spark.declarative import declarative_column, supported_steps
 from rules.lang import message_from_queue
 from rules.lang.pipeline import RuleTransforms, message_content, run_transformations
 from rules.lang.transform import COLUMN_TYPES, Declarative, TransformationError, declarative
-from tests.rules.conftest import rules_pg, spark  # noqa: F401  (the session fixtures, reused)
 
 pytestmark = pytest.mark.spark
 
@@ -264,7 +263,7 @@ def check(
     steps=step_lists(),
     items=st.lists(st.one_of(payloads, payloads, payloads, bad_payloads), min_size=1, max_size=12),
 )
-def test_expressions_write_what_the_pipeline_writes(spark, rules_pg, steps, items) -> None:  # noqa: F811
+def test_expressions_write_what_the_pipeline_writes(spark, rules_pg, steps, items) -> None:
     if supported_steps(steps) is None:
         # Only an ADD of a number outside Oracle's range is left to Python whole (the pipeline
         # may write it NULL once a later step reads the LCR again).
@@ -314,7 +313,7 @@ COMMON = {
 
 
 @pytest.mark.parametrize("case", list(COMMON))
-def test_common_steps_run_as_expressions(spark, rules_pg, case) -> None:  # noqa: F811
+def test_common_steps_run_as_expressions(spark, rules_pg, case) -> None:
     steps = [d.stored() | {"table": d.table} for d in COMMON[case]]
     assert supported_steps(steps) is not None
     fallbacks = check(spark, rules_pg, [ROW], steps)
@@ -323,7 +322,7 @@ def test_common_steps_run_as_expressions(spark, rules_pg, case) -> None:  # noqa
     assert out is not None and exact(out) != exact(json.dumps(ROW))  # the step did something
 
 
-def test_numbers_keep_their_exact_value(spark, rules_pg) -> None:  # noqa: F811
+def test_numbers_keep_their_exact_value(spark, rules_pg) -> None:
     """Integers of any length stay digit for digit; a non-integer becomes what repr(float) writes
     or the row falls back; an overflowing number becomes null as json.loads makes it."""
     values = [10**40 + 1, 2**64 + 1, -(10**44), 0.5, 1e-7, 123.456, 1e22, 0.1 + 0.2, 5e-324]
@@ -346,7 +345,7 @@ def test_unsupported_steps_are_left_to_python() -> None:
     assert declarative_column(None, [{**ok, "unknown_field": 1}], table=None) is None
 
 
-def test_numbers_outside_oracles_range_are_left_to_python(spark, rules_pg) -> None:  # noqa: F811
+def test_numbers_outside_oracles_range_are_left_to_python(spark, rules_pg) -> None:
     """An ADD COLUMN makes the pipeline read the LCR's values again, and a number outside
     Oracle's NUMBER range comes back NULL: the expressions must not write it as it was (found by
     the property test above, seed 45508630916792084577598840611914341726)."""

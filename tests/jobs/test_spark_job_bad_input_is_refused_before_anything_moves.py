@@ -12,7 +12,7 @@ from jobs.models import SparkJob
 from queues import services as qs
 from queues.models import Message
 
-from .conftest import enqueue
+from .helpers import enqueue
 from .spark_helpers import eager_tasks, submit
 
 __all__ = ["eager_tasks"]

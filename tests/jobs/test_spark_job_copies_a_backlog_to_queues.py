@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from queues.models import Message
 
-from .conftest import enqueue
+from .helpers import enqueue
 from .spark_helpers import eager_tasks, job_totals, small_parts, source_ids_at, submit
 
 __all__ = ["eager_tasks", "small_parts"]

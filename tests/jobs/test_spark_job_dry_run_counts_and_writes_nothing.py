@@ -8,7 +8,7 @@ import pytest
 from jobs import services
 from queues.models import Message, MessageConsumer
 
-from .conftest import enqueue
+from .helpers import enqueue
 from .spark_helpers import eager_tasks, submit
 
 __all__ = ["eager_tasks"]

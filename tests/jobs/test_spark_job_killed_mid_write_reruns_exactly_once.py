@@ -14,7 +14,7 @@ from jobs import services
 from jobs.models import SparkJob, SparkJobPart
 from queues.models import Message
 
-from .conftest import enqueue
+from .helpers import enqueue
 from .spark_helpers import (
     eager_tasks,
     in_thread,

@@ -17,7 +17,7 @@ from rules.lang import message_from_queue
 from rules.lang.pipeline import apply, message_content
 from rules.selectors import rule_set_spec
 
-from .conftest import enqueue
+from .helpers import enqueue
 from .spark_helpers import eager_tasks, job_totals, submit
 
 __all__ = ["eager_tasks"]

@@ -8,7 +8,7 @@ import pytest
 
 from queues.models import Message
 
-from .conftest import enqueue
+from .helpers import enqueue
 from .spark_helpers import eager_tasks, job_totals, source_ids_at, submit
 
 __all__ = ["eager_tasks"]

@@ -16,7 +16,7 @@ from queues import engine
 from queues import services as qs
 from queues.models import Message, MessageConsumer
 
-from .conftest import enqueue
+from .helpers import enqueue
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,7 +9,7 @@ from django.db import connection
 from jobs import services
 from jobs.models import DbaPropagation, DbaQueueSchedule, VPropagationReceiver, VPropagationSender
 
-from .conftest import enqueue, run_now
+from .helpers import enqueue, run_now
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

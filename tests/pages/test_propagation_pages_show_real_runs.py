@@ -7,9 +7,9 @@ import pytest
 
 from jobs import services
 from queues.models import Message
-from tests.jobs.conftest import enqueue, fast_windows, run_now  # noqa: F401  (autouse)
+from tests.jobs.helpers import enqueue, run_now
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fast_windows")]
 
 
 def test_a_finished_run_shows_in_the_history_and_the_runs_list(

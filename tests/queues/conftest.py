@@ -9,21 +9,9 @@ from queues import engine
 
 
 @pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:
-    """The shared user fixtures hash passwords; a fast hasher keeps set-up cheap."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
-def _role_groups(db) -> None:
-    """The role groups come from a data migration; a flush by an earlier transactional test (or a
-    reused test database) may have removed them."""
-    from django.contrib.auth.models import Group
-
-    from core.choices import Role
-
-    for role in Role.values:
-        Group.objects.get_or_create(name=role)
+def _queues_setup(role_groups, fast_passwords) -> None:
+    """Role groups present (a flush by an earlier transactional test may have removed them),
+    cheap password hashing for the shared user fixtures."""
 
 
 @pytest.fixture(autouse=True)

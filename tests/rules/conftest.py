@@ -1,59 +1,61 @@
-"""Session fixtures of the compiler tests: a psycopg connection to the test database (with the
-``aq_rule_*`` functions of the migrations) and one local Spark, both started once."""
+"""The rules suite. The compiler tests use the session fixtures ``rules_pg`` and ``spark`` of
+tests/conftest.py; the rules app's API and page tests use the clients per role of
+tests/conftest.py and the seed's rule sets below."""
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
-import psycopg
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from rules import services
+from rules.models import EvaluationContext, RuleSet
+from tests.rules.helpers import RulesSnapshot
+from tests.rules.lang_seed import G5, G9
 
 
-@pytest.fixture(scope="session")
-def rules_pg(django_db_setup, django_db_blocker) -> Iterator[psycopg.Connection]:
-    """An autocommit connection to the migrated test database, with a temporary table shaped
-    like the queue's ``aq_message`` (kind, type_name, payload) for batches of messages."""
-    with django_db_blocker.unblock():
-        from django.db import connection
+@pytest.fixture(autouse=True)
+def _app_setup(request: pytest.FixtureRequest) -> None:
+    """For the tests that use the database (the app's, not the compiler's): role groups present,
+    cheap password hashing."""
+    uses_db = {"db", "transactional_db"} & set(request.fixturenames)
+    if uses_db or request.node.get_closest_marker("django_db"):
+        request.getfixturevalue("role_groups")
+        request.getfixturevalue("fast_passwords")
 
-        s = connection.settings_dict
-        conninfo = psycopg.conninfo.make_conninfo(
-            dbname=s["NAME"],
-            user=s["USER"] or None,
-            password=s["PASSWORD"] or None,
-            host=s["HOST"] or None,
-            port=str(s["PORT"]) if s["PORT"] else None,
+
+@pytest.fixture
+def streams_context(db) -> EvaluationContext:
+    """The built-in STREAMS$_EVALUATION_CONTEXT (remade if a transactional test flushed it)."""
+    return services.streams_evaluation_context()
+
+
+@pytest.fixture
+def seed_sets(admin_user, streams_context) -> dict[str, RuleSet]:
+    """The rule sets of the seed's Table 5-1 tests: N = {G9} (negative: hr.job_history, tagged
+    or not), P = {G5} (positive: schema HR, untagged, from DBS1), and an empty set."""
+
+    def rule_set(name: str, rule_name: str | None, condition: str | None) -> RuleSet:
+        rs = services.rule_set_create(
+            user=admin_user, name=name, evaluation_context=streams_context
         )
-    with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute(
-            "CREATE TEMP TABLE rule_msgs (id int PRIMARY KEY, kind varchar(8) NOT NULL, "
-            "type_name varchar(128) NOT NULL DEFAULT '', payload jsonb)"
-        )
-        yield conn
+        if rule_name is not None:
+            rule = services.rule_create(
+                user=admin_user,
+                name=rule_name,
+                condition=condition,
+                evaluation_context=streams_context,
+            )
+            services.rule_set_add_rule(user=admin_user, rule_set=rs, rule=rule)
+        return rs
+
+    return {
+        "N": rule_set("N_SET", "JOB_HISTORY_NEG", G9),
+        "P": rule_set("P_SET", "HR_SCHEMA_POS", G5),
+        "EMPTY": rule_set("EMPTY_SET", None, None),
+    }
 
 
-@pytest.fixture(scope="session")
-def spark():
-    """One local Spark for the whole session; its Python workers import ``rules`` from here."""
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *paths])
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("aq-console rules tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.host", "127.0.0.1")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+@pytest.fixture
+def rules_snapshot() -> Callable[[], RulesSnapshot]:
+    return RulesSnapshot

@@ -5,10 +5,6 @@ set's dry run shows the transformed message."""
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import Client
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
 from core.models import ChangeLogEntry
 from rules import services
@@ -18,11 +14,6 @@ from rules.models import (
     DeclarativeTransformation,
     Rule,
 )
-from tests.api import conftest as api_fixtures
-
-# The API suite's autouse fixtures: role groups present, fast password hashing.
-_role_groups = api_fixtures._role_groups
-_fast_passwords = api_fixtures._fast_passwords
 
 SRC = "DBS1.EXAMPLE.COM"
 
@@ -45,39 +36,6 @@ def names(admin_user) -> dict[str, str]:
     out = {r.rule_type.lower(): r.name for r in made if not r.subsetting_operation}
     out.update({r.subsetting_operation.lower(): r.name for r in made if r.subsetting_operation})
     return out
-
-
-def _api(user: User) -> APIClient:
-    client = APIClient()
-    client.default_format = "json"
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
-    return client
-
-
-def _page(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def admin_api(admin_user) -> APIClient:
-    return _api(admin_user)
-
-
-@pytest.fixture
-def monitor_api(monitor_user) -> APIClient:
-    return _api(monitor_user)
-
-
-@pytest.fixture
-def admin_client(admin_user) -> Client:
-    return _page(admin_user)
-
-
-@pytest.fixture
-def monitor_client(monitor_user) -> Client:
-    return _page(monitor_user)
 
 
 def _rule(name: str) -> Rule:

@@ -1,68 +1,11 @@
-"""Gateway API fixtures: token clients per role (the API suite's) and a small gateway: our
-queues, an AMQP link to a closed port, a registered foreign queue and an outbound job."""
+"""The gateway api tests: clients per role (tests/conftest.py) and a small gateway
+(tests/gateway/conftest.py)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from gateway import services as gw
-from gateway.models import Agent, ForeignQueue, Job, Link
-from queues import services as qs
-from tests.api.conftest import (  # noqa: F401  (fixtures shared with the API suite)
-    _fast_passwords,
-    _role_groups,
-    admin_api,
-    monitor_api,
-    operator_api,
-    token_client,
-)
 
-# Nothing listens on port 1: a connection there is refused at once.
-CLOSED = {"host": "127.0.0.1", "port": 1}
-SECRET = "s3cr3t-Value-never-shown"
-
-
-@pytest.fixture
-def default_agent(db) -> Agent:
-    return gw.ensure_default_agent()
-
-
-@pytest.fixture
-def gw_queues(admin_user) -> dict[str, Any]:
-    """ORDERS and AUDIT (single-consumer) and EVENTS (multi-consumer)."""
-    sc = qs.queue_table_create(user=admin_user, name="QT_GW_SC", sort_order="enq_time")
-    mc = qs.queue_table_create(
-        user=admin_user, name="QT_GW_MC", sort_order="enq_time", multiple_consumers=True
-    )
-    return {
-        "orders": qs.queue_create(user=admin_user, name="ORDERS", queue_table=sc),
-        "audit": qs.queue_create(user=admin_user, name="AUDIT", queue_table=sc),
-        "events": qs.queue_create(user=admin_user, name="EVENTS", queue_table=mc),
-    }
-
-
-@pytest.fixture
-def amqp_link(admin_user, default_agent) -> Link:
-    return gw.link_create(
-        user=admin_user, name="RABBIT", link_type="AMQP", properties=dict(CLOSED), password=SECRET
-    )
-
-
-@pytest.fixture
-def foreign_queue(admin_user, amqp_link) -> ForeignQueue:
-    return gw.foreign_queue_register(
-        user=admin_user, name="OUT_Q", link=amqp_link, provider_queue="mgw.out"
-    )
-
-
-@pytest.fixture
-def outbound_job(admin_user, gw_queues, foreign_queue) -> Job:
-    return gw.job_create(
-        user=admin_user,
-        job_name="JOB_OUT",
-        propagation_type="OUTBOUND",
-        source="ORDERS",
-        destination="OUT_Q@RABBIT",
-    )
+@pytest.fixture(autouse=True)
+def _gateway_api_setup(role_groups, fast_passwords) -> None:
+    """Role groups present, cheap password hashing: for every test here."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from gateway.models import AgentOption
-from tests.gateway.api.conftest import SECRET
+from tests.gateway.helpers import SECRET
 
 
 def test_no_answer_carries_a_secret(admin_api, default_agent, amqp_link, outbound_job):

@@ -1,19 +1,11 @@
-"""Gateway page fixtures: session-logged-in clients per role (the pages suite's) and the
-gateway of the API suite's fixtures."""
+"""The gateway pages tests: clients per role (tests/conftest.py) and a small gateway
+(tests/gateway/conftest.py)."""
 
 from __future__ import annotations
 
-from tests.gateway.api.conftest import (  # noqa: F401  (shared with the gateway API tests)
-    amqp_link,
-    default_agent,
-    foreign_queue,
-    gw_queues,
-    outbound_job,
-)
-from tests.pages.conftest import (  # noqa: F401  (shared with the pages suite)
-    _fast_passwords,
-    _role_groups,
-    admin_client,
-    monitor_client,
-    operator_client,
-)
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _gateway_pages_setup(role_groups, fast_passwords) -> None:
+    """Role groups present, cheap password hashing: for every test here."""

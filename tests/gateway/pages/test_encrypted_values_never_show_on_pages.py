@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gateway import services as gw
 from gateway.models import AgentOption
-from tests.gateway.api.conftest import SECRET
+from tests.gateway.helpers import SECRET
 
 
 def test_no_page_shows_a_secret_or_its_token(

@@ -19,7 +19,7 @@ from gateway import services as gw
 from gateway.models import Job
 from queues import engine
 from queues import services as qs
-from tests.gateway.runtime.conftest import wait_for
+from tests.gateway.runtime.helpers import wait_for
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 

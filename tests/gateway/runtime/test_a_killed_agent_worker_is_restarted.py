@@ -9,7 +9,7 @@ import pytest
 
 from gateway import selectors
 from gateway.models import AgentLogLine
-from tests.gateway.runtime.conftest import wait_for
+from tests.gateway.runtime.helpers import wait_for
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
@@ -54,7 +54,7 @@ def test_an_inbound_job_killed_mid_stream_enqueues_every_message_once(gateway, f
 
     from gateway import services as gw
     from queues import services as qs
-    from tests.gateway.runtime.conftest import drain
+    from tests.gateway.runtime.helpers import drain
 
     table = qs.queue_table_create(user=None, name="QT_GW", sort_order="enq_time")
     dst = qs.queue_create(user=None, name="DST", queue_table=table)

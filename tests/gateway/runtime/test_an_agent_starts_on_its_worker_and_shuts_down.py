@@ -7,7 +7,7 @@ import pytest
 from gateway import selectors
 from gateway import services as gw
 from gateway.models import AgentLogLine
-from tests.gateway.runtime.conftest import wait_for
+from tests.gateway.runtime.helpers import wait_for
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 

@@ -10,7 +10,7 @@ import pytest
 from gateway import services as gw
 from queues import engine
 from queues import services as qs
-from tests.gateway.runtime.conftest import drain, wait_for
+from tests.gateway.runtime.helpers import drain, wait_for
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 

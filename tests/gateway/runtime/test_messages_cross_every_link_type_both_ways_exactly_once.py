@@ -8,7 +8,7 @@ import pytest
 from gateway import services as gw
 from queues import engine
 from queues import services as qs
-from tests.gateway.runtime.conftest import wait_for
+from tests.gateway.runtime.helpers import wait_for
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
@@ -94,6 +94,6 @@ def test_a_round_trip_through_the_foreign_system_keeps_every_message_once(
 
 
 def drain_all(queue):
-    from tests.gateway.runtime.conftest import drain
+    from tests.gateway.runtime.helpers import drain
 
     return drain(queue)

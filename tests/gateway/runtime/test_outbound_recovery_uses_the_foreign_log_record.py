@@ -19,7 +19,7 @@ from gateway.drivers.base import Destination
 from gateway.models import SendLog
 from queues import engine
 from queues import services as qs
-from tests.gateway.runtime.conftest import drain, wait_for
+from tests.gateway.runtime.helpers import drain, wait_for
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 

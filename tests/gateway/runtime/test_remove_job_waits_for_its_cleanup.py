@@ -11,7 +11,7 @@ from core.exceptions import Conflict
 from gateway import services as gw
 from gateway.models import Job
 from queues import services as qs
-from tests.gateway.runtime.conftest import wait_for
+from tests.gateway.runtime.helpers import wait_for
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 

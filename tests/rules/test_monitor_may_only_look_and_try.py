@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.rules.helpers import row_lcr
 from tests.rules.lang_seed import G7
-from tests.rules_app.helpers import row_lcr
 
 WRITES = [
     (

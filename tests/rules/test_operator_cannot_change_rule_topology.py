@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.rules_app.helpers import row_lcr
-from tests.rules_app.test_monitor_may_only_look_and_try import TRIES, WRITES
+from tests.rules.helpers import row_lcr
+from tests.rules.test_monitor_may_only_look_and_try import TRIES, WRITES
 
 
 @pytest.mark.parametrize(("method", "path", "body"), WRITES, ids=[f"{m} {p}" for m, p, _ in WRITES])

@@ -1,7 +1,8 @@
-"""Review findings on runs: a busy run still gives up its slot after its slice; a new run waits
-briefly for the previous one to let go of the propagation instead of sitting QUEUED for minutes;
-a run stops when its schedule is replaced or its window moved away; the reaper never calls a run
-that a worker has just claimed LOST; and a long failure streak still backs off."""
+"""Runs hand over cleanly under races: a busy run still gives up its slot after its slice; a new
+run waits briefly for the previous one to let go of the propagation instead of sitting QUEUED
+for minutes; a run stops when its schedule is replaced or its window moved away; the reaper
+never calls a run that a worker has just claimed LOST; and a long failure streak still backs
+off."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from jobs.choices import RunEnd, RunState
 from jobs.models import PropagationRun, PropagationSchedule
 from queues import services as qs
 
-from .conftest import enqueue, payloads_at, run_now
+from .helpers import enqueue, payloads_at, run_now
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,5 +1,6 @@
-"""Real Celery processes for the propagation tests: `celery worker` and `celery beat` started as
-subprocesses on the configured broker (Redis), against pytest-django's test database.
+"""Real Celery processes for the propagation and gateway tests: `celery worker` and `celery beat`
+started as subprocesses on the configured broker (Redis), against pytest-django's test database.
+The ``celery_procs`` fixture (tests/conftest.py) starts them.
 
 The subprocesses see only committed data, so these tests use ``django_db(transaction=True)``.
 The test process drives dispatch and reap itself (``drive``) unless a test starts beat. Both sides
@@ -12,29 +13,22 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import pytest
 from django.conf import settings as django_settings
 from django.db import connection
 
 from jobs import services
 from jobs.models import Worker
-
-# The propagation fixtures (queue tables, queues, rule sets) are shared with tests/jobs.
-from tests.jobs.conftest import enqueue, make_queue, mc_table, rule_set, sc_table
-
-__all__ = ["enqueue", "make_queue", "mc_table", "rule_set", "sc_table"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CELERY_BIN = Path(sys.executable).with_name("celery")
@@ -230,7 +224,7 @@ class CeleryProcesses:
             p.kill()
 
 
-def _purge_broker(url: str) -> None:
+def purge_broker(url: str) -> None:
     """Drop every message left on the broker by earlier tests, so no stale run task executes."""
     if url.startswith(("redis://", "rediss://")):
         import redis
@@ -244,22 +238,3 @@ def _purge_broker(url: str) -> None:
         from console.celery import app
 
         app.control.purge()
-
-
-@pytest.fixture
-def celery_procs(request, settings, transactional_db, tmp_path) -> Iterator[CeleryProcesses]:
-    url = django_settings.CELERY_BROKER_URL
-    if url.startswith("filesystem://"):
-        pytest.skip("set CELERY_BROKER_URL to a real broker (the test script uses Redis)")
-    _purge_broker(url)
-    artifacts = ARTIFACTS / re.sub(r"[^\w.-]+", "_", request.node.name)
-    artifacts.mkdir(parents=True, exist_ok=True)
-    for old in artifacts.glob("*.log"):
-        old.unlink()
-    procs = CeleryProcesses(settings, artifacts, tmp_path)
-    try:
-        yield procs
-    finally:
-        # Before pytest-django flushes the tables: no worker may still be writing to them.
-        procs.stop_all()
-        _purge_broker(url)

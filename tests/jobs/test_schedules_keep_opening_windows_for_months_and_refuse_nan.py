@@ -1,6 +1,7 @@
-"""Review findings on schedules: a frequent cron schedule keeps opening windows months after its
-start time (the dispatcher must never fail on it), consecutive cron windows longer than the cron
-step do not merge, and NaN or out-of-range numbers are refused naming the field, never a 500."""
+"""Schedules keep working for months and refuse NaN: a frequent cron schedule keeps opening
+windows months after its start time (the dispatcher must never fail on it), consecutive cron
+windows longer than the cron step do not merge, and NaN or out-of-range numbers are refused
+naming the field, never a 500."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from rules import services
+from tests.rules.helpers import ddl_lcr, row_lcr, user_message
 from tests.rules.lang_seed import G2, G5, G10, G15
-from tests.rules_app.helpers import ddl_lcr, row_lcr, user_message
 
 DECIDE = "/api/rule-sets/decide/"
 

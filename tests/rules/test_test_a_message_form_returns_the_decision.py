@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.rules_app.helpers import row_lcr
+from tests.rules.helpers import row_lcr
 
 
 def post(client, rule_set, message, negative=None):  # type: ignore[no-untyped-def]

@@ -1,6 +1,7 @@
-"""Review finding: the list's rate looked for "the latest run seen in the last minute" by
-scanning a propagation's whole run history whenever it had none (stopped, disabled, waiting for a
-window): a run per slice is 1440 rows a day, so the live list (every 3 s) slowed down with age."""
+"""The list's rate reads a bounded run history. It once looked for "the latest run seen in the
+last minute" by scanning a propagation's whole run history whenever it had none (stopped,
+disabled, waiting for a window): a run per slice is 1440 rows a day, so the live list (every
+3 s) slowed down with age."""
 
 from __future__ import annotations
 

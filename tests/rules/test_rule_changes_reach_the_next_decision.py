@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rules import services
 from rules.models import Rule
-from tests.rules_app.helpers import row_lcr, user_message
+from tests.rules.helpers import row_lcr, user_message
 
 DECIDE = "/api/rule-sets/decide/"
 
