@@ -623,7 +623,7 @@ def dequeue(
     queue: QueueInfo,
     *,
     mode: str = REMOVE,
-    navigation: str = FIRST_MESSAGE,
+    navigation: str = NEXT_MESSAGE,
     consumer: str | None = None,
     correlation: str | None = None,
     msgid: int | None = None,
@@ -637,8 +637,10 @@ def dequeue(
     """Take up to ``batch`` messages in the queue table's order.
 
     REMOVE consumes them, LOCKED leases them for ``lease_seconds`` (finish with :func:`ack` or
-    :func:`release`), BROWSE only reads. NEXT_MESSAGE continues after ``after``; FIRST_MESSAGE
-    starts from the head. Concurrent dequeuers skip each other's rows (SKIP LOCKED), so no message
+    :func:`release`), BROWSE only reads. NEXT_MESSAGE (the default, as in PL/SQL and OCI) continues
+    after ``after``, the position of the previous call's last message; with no position it starts
+    from the head, as the first NEXT_MESSAGE dequeue of an Oracle session does. FIRST_MESSAGE
+    always starts from the head (strict order). Concurrent dequeuers skip each other's rows (SKIP LOCKED), so no message
     goes to two of them. With ``wait`` > 0 the call blocks up to that many seconds on the queue's
     LISTEN channel (``listener``) until a message arrives.
     """

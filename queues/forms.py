@@ -130,7 +130,14 @@ class EnqueueForm(forms.Form):
 
 class DequeueForm(forms.Form):
     mode = forms.ChoiceField(choices=DequeueMode.choices, initial=DequeueMode.REMOVE)
-    navigation = forms.ChoiceField(choices=Navigation.choices, initial=Navigation.FIRST_MESSAGE)
+    navigation = forms.ChoiceField(
+        choices=Navigation.choices,
+        initial=Navigation.NEXT_MESSAGE,
+        help_text="Next: after the last message shown here (from the head the first time). "
+        "First: always from the head.",
+    )
+    # Where NEXT_MESSAGE continues: the position of the last message this form dequeued.
+    cursor = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
     consumer_name = forms.CharField(
         required=False, max_length=128, help_text="The subscriber (multi-consumer queues)."
     )

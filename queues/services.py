@@ -580,7 +580,7 @@ def message_enqueue(
 @dataclass
 class DequeueRequest:
     mode: str = engine.REMOVE
-    navigation: str = engine.FIRST_MESSAGE
+    navigation: str = engine.NEXT_MESSAGE
     consumer_name: str | None = None
     correlation: str | None = None
     msgid: int | None = None

@@ -298,11 +298,17 @@ def queue_dequeue(request: HttpRequest, pk: int) -> HttpResponse:
         req = services.DequeueRequest(**form.cleaned_data)
         req.consumer_name = req.consumer_name or None
         req.correlation = req.correlation or None
+        req.cursor = req.cursor or None
         got = run_service(
             request,
             form,
             lambda: services.message_dequeue(user=request.user, queue=queue, request=req),
         )
+        if got:
+            # The next NEXT_MESSAGE submit continues after the last message shown.
+            data = request.POST.copy()
+            data["cursor"] = got[-1].position.token()
+            form = DequeueForm(data, browse_only=not user_can(request.user, Capability.OPERATE))
     response = render(
         request,
         "queues/_dequeue.html",

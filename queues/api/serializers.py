@@ -215,14 +215,21 @@ class EnqueueResultSerializer(serializers.Serializer):
 class DequeueSerializer(serializers.Serializer):
     mode = serializers.ChoiceField(choices=DequeueMode.choices, default=DequeueMode.REMOVE)
     navigation = serializers.ChoiceField(
-        choices=Navigation.choices, default=Navigation.FIRST_MESSAGE
+        choices=Navigation.choices,
+        default=Navigation.NEXT_MESSAGE,
+        help_text="NEXT_MESSAGE (default) continues after `cursor`, or starts at the head without "
+        "one; FIRST_MESSAGE always starts at the head.",
     )
     consumer_name = serializers.CharField(required=False, allow_null=True, max_length=128)
     correlation = serializers.CharField(required=False, allow_null=True, max_length=128)
     msgid = serializers.IntegerField(required=False, allow_null=True)
     batch = serializers.IntegerField(default=1, min_value=1, max_value=10_000)
     wait = serializers.FloatField(default=0, min_value=0, max_value=60)
-    cursor = serializers.CharField(required=False, allow_null=True)
+    cursor = serializers.CharField(
+        required=False,
+        allow_null=True,
+        help_text="The `cursor` of the previous answer: where NEXT_MESSAGE continues.",
+    )
     condition = serializers.CharField(
         required=False,
         allow_null=True,

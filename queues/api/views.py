@@ -140,7 +140,8 @@ class QueueViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
     @action(detail=True, methods=["post"])
     def dequeue(self, request: Request, pk: str | None = None) -> Response:
         """Dequeue in REMOVE, LOCKED or BROWSE mode. ``wait`` blocks up to N seconds for a
-        message; ``cursor`` with NEXT_MESSAGE continues a browse."""
+        message. NEXT_MESSAGE (the default) continues after ``cursor``, the position the previous
+        answer returned; without one it starts at the head. FIRST_MESSAGE always starts there."""
         queue = self.get_object()
         ser = s.DequeueSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
