@@ -133,6 +133,20 @@ def propagation_list() -> QuerySet[Propagation]:
     )
 
 
+def propagations_using_rule_set(rule_set_id: int) -> list[tuple[Propagation, str]]:
+    """The propagations that use the rule set, each with the side it is on ("positive" or
+    "negative"); a set on both sides of different propagations appears once per side."""
+    out = []
+    for prop in Propagation.objects.filter(
+        Q(positive_rule_set_id=rule_set_id) | Q(negative_rule_set_id=rule_set_id)
+    ).order_by("name"):
+        if prop.positive_rule_set_id == rule_set_id:
+            out.append((prop, "positive"))
+        if prop.negative_rule_set_id == rule_set_id:
+            out.append((prop, "negative"))
+    return out
+
+
 def propagation_get(pk_or_name: int | str) -> Propagation:
     qs = propagation_list()
     if isinstance(pk_or_name, int) or str(pk_or_name).isdigit():

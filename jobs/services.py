@@ -28,6 +28,8 @@ from jobs.schedule import validate_schedule, window_at
 from queues import services as queue_services
 from queues.choices import QueueKind
 from queues.models import Queue, Subscriber
+from rules import services as rule_services
+from rules.lang.clients import PROPAGATION
 from rules.models import RuleSet
 
 User = AbstractBaseUser | AnonymousUser | None
@@ -125,6 +127,7 @@ def _check_rule_sets(positive: RuleSet | None, negative: RuleSet | None) -> None
         raise DomainError(
             "The same rule set cannot be both positive and negative.", field="negative_rule_set"
         )
+    rule_services.client_rule_sets_check(PROPAGATION, positive=positive, negative=negative)
 
 
 @transaction.atomic

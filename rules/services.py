@@ -322,6 +322,7 @@ def rule_set_add_rule(
                 f"{rule_set.evaluation_context}: {exc.message}",
                 field="rule",
             ) from exc
+    _check_clients_using(rule_set, adding=rule)
     member = RuleSetRule.objects.create(rule_set=rule_set, rule=rule, enabled=enabled)
     _touch(rule_set)
     change_log_record(
@@ -332,6 +333,52 @@ def rule_set_add_rule(
         after={"rule": rule.name, "enabled": enabled},
     )
     return member
+
+
+def _metas(rules: Iterable[Rule]) -> list[Any]:
+    from rules.lang.clients import RuleMeta
+
+    return [RuleMeta(r.name, r.streams_rule_type or "", r.rule_type or "") for r in rules]
+
+
+def _set_metas(rule_set: RuleSet | None) -> list[Any] | None:
+    return None if rule_set is None else _metas(rule_set.rules.all())
+
+
+def client_rule_sets_check(
+    client_type: str, *, positive: RuleSet | None, negative: RuleSet | None
+) -> None:
+    """Refuse rule sets a Streams client of this type cannot have (spec rules §3.5.1, §7.4 D17
+    and D18; the checks are :func:`rules.lang.clients.check_client`): a subset rule belongs only
+    in a positive rule set. The error names the client's field (``negative_rule_set``, …)."""
+    from rules.lang import clients
+
+    try:
+        clients.check_client(
+            client_type, positive=_set_metas(positive), negative=_set_metas(negative)
+        )
+    except clients.ClientConfigError as exc:
+        raise DomainError(str(exc), field=exc.field) from exc
+
+
+def _check_clients_using(rule_set: RuleSet, *, adding: Rule) -> None:
+    """A rule joining a set that a client already uses must pass that client's checks too: a
+    subset rule cannot slip into a propagation's negative rule set after it was attached."""
+    from jobs.selectors import propagations_using_rule_set  # the console's Streams clients
+    from rules.lang import clients
+
+    grown = [*_metas(rule_set.rules.all()), *_metas([adding])]
+    for prop, side in propagations_using_rule_set(rule_set.pk):
+        positive = grown if side == "positive" else _set_metas(prop.positive_rule_set)
+        negative = grown if side == "negative" else _set_metas(prop.negative_rule_set)
+        try:
+            clients.check_client(clients.PROPAGATION, positive=positive, negative=negative)
+        except clients.ClientConfigError as exc:
+            raise Conflict(
+                f"Rule set {rule_set.name} is the {side} rule set of propagation {prop.name}: "
+                f"{exc}",
+                field="rule",
+            ) from exc
 
 
 @transaction.atomic

@@ -1,7 +1,9 @@
 """Which rule sets an Oracle Streams client may have (spec/rules.md §1.1, §7.1, §7.4 D17 to D18).
 
 Pure checks over rule metadata, so the console can refuse a bad client configuration before it
-exists: the propagation, capture and apply records (a later issue) call :func:`check_client`.
+exists. The propagations are the console's clients: ``rules.services.client_rule_sets_check``
+runs :func:`check_client` when a propagation's rule sets are set, and ``rule_set_add_rule`` runs
+it again when a rule joins a set a propagation already uses.
 """
 
 from __future__ import annotations

@@ -92,3 +92,14 @@ class RulesSnapshot:
 
     def assert_unchanged(self) -> None:
         assert self.take() == self.values
+
+
+def assert_form_error(response, field: str, *texts: str) -> str:  # type: ignore[no-untyped-def]
+    """The page came back (400) with an error on ``field`` containing each of ``texts``."""
+    html = response.content.decode()
+    assert response.status_code == 400, html[:3000]
+    errors = [chunk.split("</div>", 1)[0] for chunk in html.split(f'data-field="{field}">')[1:]]
+    assert errors, html[:5000]
+    for text in texts:
+        assert any(text in e for e in errors), (text, errors)
+    return html

@@ -7,17 +7,8 @@ import pytest
 
 from rules import services
 from rules.models import Rule
+from tests.rules.helpers import assert_form_error
 from tests.rules.lang_seed import G5, G7
-
-
-def assert_form_error(response, field: str, *texts: str) -> str:  # type: ignore[no-untyped-def]
-    html = response.content.decode()
-    assert response.status_code == 400, html[:3000]
-    errors = [chunk.split("</div>", 1)[0] for chunk in html.split(f'data-field="{field}">')[1:]]
-    assert errors, html[:5000]
-    for text in texts:
-        assert any(text in e for e in errors), (text, errors)
-    return html
 
 
 @pytest.mark.parametrize(
