@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from tests.rules.test_generators_golden import (
+from tests.rules.golden import (
     L333_GLOBAL_DML_ALL,
     L335_GLOBAL_DDL_ALL,
     L376_SCHEMA_DML,
