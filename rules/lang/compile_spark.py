@@ -505,11 +505,15 @@ class _Compiler:
                 esc = v.to_text(constant_value(node.escape))  # type: ignore[arg-type]
                 if esc is None or len(esc) != 1:
                     return self.null()
-                rest = pattern
-                for pair in (esc + esc, esc + "%", esc + "_"):
-                    rest = F.replace(rest, F.lit(pair), F.lit(""))
-                # Spark raises on a misused escape where Oracle raises and Python gives NULL.
-                test = F.when(F.instr(rest, esc) == 0, F.like(text, pattern, F.lit(esc)))
+                if ord(esc) > 0xFFFF:
+                    # One character, but two UTF-16 units: Spark's own LIKE refuses it.
+                    test = _udf("like")(text, pattern, F.lit(esc))
+                else:
+                    rest = pattern
+                    for pair in (esc + esc, esc + "%", esc + "_"):
+                        rest = F.replace(rest, F.lit(pair), F.lit(""))
+                    # Spark raises on a misused escape where Oracle raises and Python gives NULL.
+                    test = F.when(F.instr(rest, esc) == 0, F.like(text, pattern, F.lit(esc)))
             else:
                 esc_text = self.text(self.value(node.escape, assumed))  # type: ignore[arg-type]
                 if esc_text is None:
