@@ -40,6 +40,7 @@ def test_go_again_continues_after_the_last_message_shown(operator_client, queue,
     again = operator_client.post(url, {**FORM, "navigation": "FIRST_MESSAGE", "cursor": cursor})
 
     assert seen == [ids[0:2], ids[2:4], ids[4:5]]
+    assert f"continues after #{ids[4]}" in html
     assert _ids(again.content.decode()) == ids[0:2]
     assert Message.objects.filter(queue=queue, state="READY").count() == 5
 
