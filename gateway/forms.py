@@ -13,6 +13,7 @@ from django.conf import settings
 
 from core.exceptions import DomainError
 from gateway.choices import CleanupAction, Direction, Domain, LinkType, LogLevel
+from gateway.drivers import driver_class
 from gateway.models import DEFAULT_AGENT, Agent, ForeignQueue, Job, Link
 from gateway.options import JOB_OPTIONS
 from gateway.services import NO_CHANGE
@@ -28,8 +29,6 @@ BOOL_CHOICES = [("TRUE", "yes"), ("FALSE", "no")]
 def driver_for(link_type: str) -> Any:
     """The driver class of ``link_type``, or None while its module is missing or the type is
     unknown (drivers load lazily: a page must not fail because one driver is absent)."""
-    from gateway.drivers import driver_class
-
     try:
         return driver_class(link_type)
     except (ImportError, ValueError):

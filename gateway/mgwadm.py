@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from core.exceptions import DomainError, NotFound
 from gateway import services
 from gateway.choices import CleanupAction, Direction, Domain, OptionType, ShutdownMode
+from gateway.drivers import driver_class
 from gateway.models import DEFAULT_AGENT as _DEFAULT_AGENT_NAME
 from gateway.models import Agent, AgentOption, ForeignQueue, Job, Link
 
@@ -596,8 +597,6 @@ def register_foreign_queue(
 ) -> ForeignQueue:
     """REGISTER_FOREIGN_QUEUE → services.foreign_queue_register. ``domain`` NULL: derived from
     the messaging system (QUEUE where it has queues, else TOPIC)."""
-    from gateway.drivers import driver_class
-
     link = _link(linkname)
     if domain is None:
         domains = driver_class(link.link_type).domains

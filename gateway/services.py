@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core.choices import Capability, ChangeAction
 from core.exceptions import Conflict, DomainError, Forbidden, NotFound
 from core.roles import user_can
 from core.services import change_log_deletion, change_log_record, object_snapshot
-from gateway import crypto
+from gateway import crypto, lifecycle
 from gateway.choices import (
     AGENT_LIVE_STATES,
     AgentStatus,
@@ -34,14 +37,27 @@ from gateway.choices import (
     Recovery,
     ShutdownMode,
 )
-from gateway.drivers import driver_class
+from gateway.config import config
+from gateway.drivers import driver_class, link_driver
 from gateway.drivers.base import ForeignError, PropertyError
-from gateway.models import DEFAULT_AGENT, Agent, AgentOption, ForeignQueue, Job, Link
+from gateway.models import (
+    DEFAULT_AGENT,
+    Agent,
+    AgentLogLine,
+    AgentOption,
+    ForeignQueue,
+    Job,
+    Link,
+    ReceiveLog,
+    SendLog,
+)
 from gateway.options import AGENT_OPTIONS, JOB_OPTIONS, coerce
+from gateway.selectors import agent_ping, live_agent_ids
+from gateway.tasks import agent_run
 from queues import engine
 from queues import services as queue_services
 from queues.choices import QueueKind
-from queues.models import Queue
+from queues.models import Queue, Subscriber
 
 User = AbstractBaseUser | AnonymousUser | None
 
@@ -162,7 +178,7 @@ def agent_alter(
         a.comment = comment or ""
     a.restart_required = sorted(pending)
     a.full_clean()
-    a.save()
+    a.save(update_fields=_AGENT_CONFIG_FIELDS)
     _log(user, ChangeAction.UPDATE, "agent_alter", a, before=before, after=_snapshot(a))
     _notify(a.pk)
     return a
@@ -187,12 +203,21 @@ def agent_remove(*, user: User, agent: Agent) -> None:
     change_log_deletion(user=user, verb="agent_remove", object_type="gateway.agent", before=before)
 
 
-def _send_start(agent: Agent) -> None:
-    from gateway.tasks import agent_run
+# What ALTER_AGENT writes; the run-time columns are gateway/lifecycle.py's.
+_AGENT_CONFIG_FIELDS = [
+    "username",
+    "password_encrypted",
+    "max_memory",
+    "max_threads",
+    "comment",
+    "restart_required",
+    "updated",
+]
 
-    token = str(agent.start_token)
+
+def _send_start(agent: Agent, token: uuid.UUID) -> None:
     queue = agent.celery_queue
-    transaction.on_commit(lambda: agent_run.apply_async((agent.pk, token), queue=queue))
+    transaction.on_commit(lambda: agent_run.apply_async((agent.pk, str(token)), queue=queue))
 
 
 @transaction.atomic
@@ -210,16 +235,11 @@ def agent_startup(*, user: User, agent: Agent) -> Agent:
         raise Conflict(f"Agent {a.name} is already {a.status}.", field="status")
     if a.username and not a.password_encrypted:
         raise DomainError(f"Agent {a.name} has a username but no password.", field="password")
-    a.status = AgentStatus.START_SCHEDULED
-    a.start_token = uuid.uuid4()
-    a.shutdown_mode = ""
-    a.shutdown_requested = False
-    a.restart_at = None
-    a.last_error_msg = ""
-    a.last_error_at = None
-    a.save()
+    token = lifecycle.agent_schedule_start(a.pk)
+    assert token is not None  # NOT_STARTED under our row lock
+    a.refresh_from_db()
     _log(user, ChangeAction.UPDATE, "agent_startup", a)
-    _send_start(a)
+    _send_start(a, token)
     return a
 
 
@@ -239,17 +259,8 @@ def agent_shutdown(*, user: User, agent: Agent, mode: str = ShutdownMode.NORMAL)
             f"Agent {a.name} is BROKEN: use CLEANUP_GATEWAY with CLEAN_STARTUP_STATE.",
             field="status",
         )
-    a.shutdown_requested = True
-    if a.status == AgentStatus.START_SCHEDULED:
-        # No process yet: the start task, when a worker takes it, finds its token gone.
-        a.status = AgentStatus.NOT_STARTED
-        a.start_token = None
-        a.restart_at = None
-    else:
-        a.status = AgentStatus.SHUTTING_DOWN
-        if a.shutdown_mode != ShutdownMode.IMMEDIATE:
-            a.shutdown_mode = mode
-    a.save()
+    lifecycle.agent_request_shutdown(a.pk, mode)
+    a.refresh_from_db()
     _log(user, ChangeAction.UPDATE, "agent_shutdown", a, after={"mode": mode})
     _notify(a.pk)
     return a
@@ -324,8 +335,6 @@ def agent_cleanup(*, user: User, agent: Agent, action: str, sarg: str = "") -> A
     """CLEANUP_GATEWAY. CLEAN_STARTUP_STATE forgets a dead or BROKEN agent's run-time state (after
     the operator made sure no process is left); the other actions need a RUNNING agent, which
     carries them out at its next poll."""
-    from gateway.selectors import agent_ping
-
     _require(user, Capability.OPERATE)
     if action not in CleanupAction.values:
         raise DomainError(f"Unknown cleanup action {action!r}.", field="action")
@@ -344,20 +353,13 @@ def agent_cleanup(*, user: User, agent: Agent, action: str, sarg: str = "") -> A
             )
         if agent_ping(a) == "REACHABLE":
             raise Conflict(f"Agent {a.name} answers; shut it down instead.", field="status")
-        a.status = AgentStatus.NOT_STARTED
-        a.start_token = None
-        a.instance = ""
-        a.pid = None
-        a.restart_at = None
-        a.shutdown_mode = ""
-        a.save()
+        lifecycle.agent_clean_startup_state(a.pk)
+        a.refresh_from_db()
         _log(user, ChangeAction.UPDATE, "cleanup_gateway", a, after={"action": action})
         return a
     if a.status != AgentStatus.RUNNING:
         raise Conflict(f"{action} needs a RUNNING agent; {a.name} is {a.status}.", field="status")
     if action == CleanupAction.CLEAN_LOG_QUEUES:
-        from gateway.models import ReceiveLog, SendLog
-
         # Log records of jobs that no longer exist, and old inbound keys (the agent also does this
         # at every start).
         SendLog.objects.filter(job__link__agent=a, job__status=JobStatus.DELETE_PENDING).delete()
@@ -379,11 +381,7 @@ def agent_cleanup(*, user: User, agent: Agent, action: str, sarg: str = "") -> A
         )
     # The agent acts on the flag at its next poll: it writes our log record for the batch in
     # doubt (missing message) or starts the foreign log afresh (missing log record).
-    job.recovery = f"RESET_{want}"
-    job.status = JobStatus.READY
-    job.failures = 0
-    job.next_attempt_at = None
-    job.save()
+    lifecycle.job_recovery_reset(job.pk, want)
     _log(user, ChangeAction.UPDATE, "cleanup_gateway", job, after={"action": action})
     _notify(a.pk)
     return a
@@ -559,21 +557,6 @@ def link_remove(*, user: User, link: Link) -> None:
     _notify(agent_id)
 
 
-def link_driver(link: Link, *, client_id: str = "", timeout: float = 5.0) -> Any:
-    """A driver for ``link`` with its password decrypted (agent and test connection only)."""
-    cls = driver_class(link.link_type)
-    props = dict(link.properties)
-    if link.outbound_log_queue:
-        props["outbound_log_queue"] = link.outbound_log_queue
-    return cls(
-        properties=props,
-        options=dict(link.options),
-        secret=crypto.decrypt(link.password_encrypted) or None,
-        client_id=client_id or f"mgw-{link.name.lower()}",
-        timeout=timeout,
-    )
-
-
 def link_test(*, user: User, link: Link) -> tuple[bool, str]:
     """Test connection: connect and authenticate; (True, server) or (False, why)."""
     _require(user, Capability.OPERATE)
@@ -673,8 +656,6 @@ def foreign_queue_unregister(*, user: User, foreign_queue: ForeignQueue) -> None
 
 
 def _q_any(**conditions: Any) -> Any:
-    from django.db.models import Q
-
     q = Q()
     for key, value in conditions.items():
         q |= Q(**{key: value})
@@ -735,8 +716,6 @@ def _job_options(link: Link, options: Any, *, base: dict[str, Any] | None = None
 
 
 def _check_transformation(name: str) -> str:
-    from django.conf import settings
-
     name = (name or "").strip().upper()
     if name and name not in getattr(settings, "MGW_TRANSFORMATIONS", {}):
         known = ", ".join(sorted(getattr(settings, "MGW_TRANSFORMATIONS", {}))) or "none"
@@ -930,8 +909,6 @@ def job_alter(
     if rule is not NO_CHANGE:
         j.rule = _check_rule(rule or "", j.source_queue, j.direction)
         if j.subscriber_id:
-            from queues.models import Subscriber
-
             Subscriber.objects.filter(pk=j.subscriber_id).update(rule=j.rule)
     if transformation is not NO_CHANGE:
         j.transformation = _check_transformation(transformation or "")
@@ -955,20 +932,33 @@ def job_alter(
     if comments is not NO_CHANGE:
         j.comment = comments or ""
     j.full_clean()
-    j.save()
+    j.save(update_fields=_JOB_CONFIG_FIELDS)
     _log(user, ChangeAction.UPDATE, "alter_job", j, before, _snapshot(j))
     _notify(j.link.agent_id)
     return j
 
 
-def _set_job(user: User, job: Job, verb: str, capability: str, **changes: Any) -> Job:
+# What ALTER_JOB writes; status, failures, back-off and recovery are gateway/lifecycle.py's.
+_JOB_CONFIG_FIELDS = [
+    "rule",
+    "transformation",
+    "exception_queue",
+    "exception_foreign",
+    "poll_interval",
+    "options",
+    "comment",
+    "updated",
+]
+
+
+def _set_job(user: User, job: Job, verb: str, capability: str, *, enabled: bool) -> Job:
+    """ENABLE_JOB / DISABLE_JOB."""
     _require(user, capability)
     j = Job.objects.select_for_update(of=("self",)).select_related("link").get(pk=job.pk)
     _refuse_if_pending(j)
-    before = {k: getattr(j, k) for k in changes}
-    for key, value in changes.items():
-        setattr(j, key, value)
-    j.save()
+    before, changes = {"enabled": j.enabled}, {"enabled": enabled}
+    j.enabled = enabled
+    j.save(update_fields=["enabled", "updated"])
     _log(user, ChangeAction.UPDATE, verb, j, before=_jsonable(before), after=_jsonable(changes))
     _notify(j.link.agent_id)
     return j
@@ -993,19 +983,16 @@ def job_disable(*, user: User, job: Job) -> Job:
 @transaction.atomic
 def job_reset(*, user: User, job: Job) -> Job:
     """RESET_JOB: failures to 0, READY, and the agent retries at once."""
-    # A recovery problem is forgotten too: the agent runs its recovery again at once, which
-    # either finds the job in step now or reports the problem again.
-    return _set_job(
-        user,
-        job,
-        "reset_job",
-        Capability.OPERATE,
-        status=JobStatus.READY,
-        failures=0,
-        next_attempt_at=None,
-        recovery="",
-        recovery_batch=None,
-    )
+    _require(user, Capability.OPERATE)
+    j = Job.objects.select_for_update(of=("self",)).select_related("link").get(pk=job.pk)
+    _refuse_if_pending(j)
+    before = {"status": j.status, "failures": j.failures, "recovery": j.recovery}
+    lifecycle.job_reset(j.pk)
+    j.refresh_from_db()
+    after = {"status": j.status, "failures": j.failures, "recovery": j.recovery}
+    _log(user, ChangeAction.UPDATE, "reset_job", j, before=before, after=after)
+    _notify(j.link.agent_id)
+    return j
 
 
 @transaction.atomic
@@ -1017,28 +1004,14 @@ def job_remove(*, user: User, job: Job, force: bool = False) -> Job | None:
     _require(user, Capability.CONFIGURE)
     j = Job.objects.select_for_update(of=("self",)).select_related("link").get(pk=job.pk)
     if force:
-        job_delete_now(j, user=user, verb="remove_job")
+        lifecycle.job_delete(j, user=user, verb="remove_job")
         return None
     before = {"status": j.status}
-    j.status = JobStatus.DELETE_PENDING
-    j.next_attempt_at = None
-    j.save()
+    lifecycle.job_mark_delete_pending(j.pk)
+    j.refresh_from_db()
     _log(user, ChangeAction.UPDATE, "remove_job", j, before, {"status": j.status})
     _notify(j.link.agent_id)
     return j
-
-
-def job_delete_now(job: Job, *, user: User = None, verb: str = "remove_job") -> None:
-    """Delete the job and what it owns here: its AQ subscriber (and so its pending copies) and
-    its log records. Foreign-side cleanup is the agent's (gateway/agent.py)."""
-    before = _snapshot(job)
-    sub = job.subscriber
-    agent_id = job.link.agent_id
-    job.delete()
-    if sub is not None:
-        queue_services.subscriber_remove(user=None, subscriber=sub)
-    change_log_deletion(user=user, verb=verb, object_type="gateway.job", before=before)
-    _notify(agent_id)
 
 
 def job_option_set(*, user: User, job: Job, name: str, value: str) -> Job:
@@ -1062,15 +1035,9 @@ def ensure_default_agent() -> Agent:
 
 def agents_reap() -> dict[str, int]:
     """A live-state agent whose process holds no lock and has not beaten for STALE_S died (a
-    killed worker, a lost connection): as MGW's Scheduler job after a restartable error, it goes
-    START_SCHEDULED and is started again after RESTART_DELAY_S; one dying while SHUTTING_DOWN
-    is simply stopped. Due restarts are sent here too."""
-    from datetime import timedelta
-
-    from gateway.agent import config
-    from gateway.models import AgentLogLine
-    from gateway.selectors import live_agent_ids
-
+    killed worker, a lost connection): gateway/lifecycle.py stops it (it was SHUTTING_DOWN) or
+    schedules its start again after RESTART_DELAY_S, as MGW's Scheduler job after a restartable
+    error. Due restarts are sent here too."""
     cfg = config()
     now = timezone.now()
     live = live_agent_ids()
@@ -1081,41 +1048,17 @@ def agents_reap() -> dict[str, int]:
         if a.heartbeat_at is not None and a.heartbeat_at > now - timedelta(seconds=cfg["STALE_S"]):
             continue
         with transaction.atomic():
-            fresh = Agent.objects.select_for_update().get(pk=a.pk)
-            if fresh.status not in AGENT_LIVE_STATES or fresh.start_token != a.start_token:
-                continue
-            where = f" on {fresh.instance}" if fresh.instance else ""
-            if fresh.status == AgentStatus.SHUTTING_DOWN:
-                fresh.status = AgentStatus.NOT_STARTED
-                fresh.start_token = None
-                text = f"agent process{where} gone during shutdown; agent stopped"
-            else:
-                fresh.status = AgentStatus.START_SCHEDULED
-                fresh.restart_at = now + timedelta(seconds=cfg["RESTART_DELAY_S"])
-                fresh.last_error_msg = (
-                    f"the agent process{where} (pid {fresh.pid}) ended unexpectedly; the start is "
-                    "scheduled again"
-                )
-                fresh.last_error_at = now
-                text = fresh.last_error_msg
-            fresh.instance, fresh.pid, fresh.heartbeat_at = "", None, None
-            fresh.save()
+            ended = lifecycle.agent_declare_dead(a.pk, a.start_token, now)
+            if ended is None:
+                continue  # it moved on meanwhile (shut down, restarted)
             AgentLogLine.objects.create(
-                agent=fresh,
-                session=fresh.start_time,
-                severity="ERROR",
-                component="reaper",
-                text=text,
+                agent=a, session=a.start_time, severity="ERROR", component="reaper", text=ended[1]
             )
             died += 1
     for a in Agent.objects.filter(status=AgentStatus.START_SCHEDULED, restart_at__lte=now):
         with transaction.atomic():
-            fresh = Agent.objects.select_for_update().get(pk=a.pk)
-            if fresh.status != AgentStatus.START_SCHEDULED or fresh.restart_at is None:
-                continue
-            fresh.start_token = uuid.uuid4()
-            fresh.restart_at = None
-            fresh.save()
-            _send_start(fresh)
-            restarted += 1
+            token = lifecycle.agent_restart_due(a.pk, now)
+            if token is not None:
+                _send_start(a, token)
+                restarted += 1
     return {"died": died, "restarted": restarted}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -234,8 +235,6 @@ class JobSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_max_failures(self, obj: Job) -> int:
-        from django.conf import settings
-
         return int(settings.MGW["MAX_FAILURES"])
 
 

@@ -15,6 +15,7 @@ import pika
 import pytest
 
 from gateway import services as gw
+from gateway.drivers import link_driver
 from gateway.drivers.base import Destination
 from gateway.models import SendLog
 from queues import engine
@@ -68,7 +69,7 @@ def _send_like_a_crashed_agent(link, job, bus: str, ids: list[int], numbers: lis
     from gateway.conversion import body_of
     from gateway.drivers.base import GatewayMessage
 
-    driver = gw.link_driver(link)
+    driver = link_driver(link)
     driver.publish(
         Destination(bus, "QUEUE"),
         [
