@@ -791,6 +791,7 @@ class AgentProcess:
                 AGENT_OPTIONS["oracle.mgw.batch_size"],
                 value,
                 field="value",
+                secret=True,  # agent options may be encrypted ones
             )
         )
 
@@ -800,7 +801,8 @@ class AgentProcess:
         if value is None:
             return 5.0
         opt = AGENT_OPTIONS["oracle.mgw.polling_interval"]
-        return int(coerce("oracle.mgw.polling_interval", opt, value, field="value")) / 1000.0
+        seconds = coerce("oracle.mgw.polling_interval", opt, value, field="value", secret=True)
+        return int(seconds) / 1000.0
 
     def stopping(self) -> bool:
         return self.stop_mode is not None

@@ -167,6 +167,14 @@ class AgentOptionForm(GatewayForm):
         required=False, help_text="Store it encrypted; pages and the API show <<ENCRYPTED>>."
     )
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.is_bound and self.fields["encrypted"].widget.value_from_datadict(
+            self.data, self.files, self.add_prefix("encrypted")
+        ):
+            # A refused encrypted value is not rendered back into the page.
+            self.fields["value"].widget = forms.PasswordInput(render_value=False)
+
 
 # --- links ---------------------------------------------------------------------------------------
 

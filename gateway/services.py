@@ -281,10 +281,10 @@ def agent_set_log_level(*, user: User, agent: Agent, log_level: int) -> Agent:
     return a
 
 
-def _agent_option_value(name: str, value: str) -> str:
+def _agent_option_value(name: str, value: str, *, secret: bool) -> str:
     option = AGENT_OPTIONS.get(name)
     if option is not None:
-        coerce(name, option, value, field="value")
+        coerce(name, option, value, field="value", secret=secret)
     return value
 
 
@@ -298,7 +298,7 @@ def agent_option_set(
     name = (name or "").strip()
     if not name:
         raise DomainError("An option needs a name.", field="name")
-    _agent_option_value(name, value)
+    _agent_option_value(name, value, secret=encrypted)
     a = Agent.objects.select_for_update().get(pk=agent.pk)
     stored = crypto.encrypt(value) if encrypted else value
     opt, _ = AgentOption.objects.update_or_create(
