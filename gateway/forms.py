@@ -40,6 +40,8 @@ class GatewayForm(forms.Form):
 
     def error_field(self, exc: DomainError) -> str | None:
         field = exc.field
+        if field == "properties.password" and "password" in self.fields:
+            return "password"  # the form's own input for it
         if field == "options":
             # Option errors name the option in the message; put it on that option's input.
             for name in self.fields:
@@ -264,6 +266,10 @@ class LinkForm(GatewayForm):
                 out[key.split(".", 1)[1]] = value
             elif key.startswith("properties.") and self.link is not None:
                 out[key.split(".", 1)[1]] = ""  # cleared: back to the default (or "required")
+        # The DBMS_MGWADM spelling, posted by a script rather than this form's password input:
+        # heard, not dropped (the service makes it the link's password).
+        if self.data.get("properties.password"):
+            out["password"] = self.data["properties.password"]
         return out
 
     def _options(self) -> dict[str, str]:

@@ -510,8 +510,7 @@ def _split_properties(properties: Any, *, alter: bool) -> tuple[dict[str, Any], 
     if alter:
         props = {k: v for k, v in props.items() if v is not NO_CHANGE and v is not None}
     extra: dict[str, Any] = {}
-    if "password" in props:
-        extra["password"] = props.pop("password")
+    # A password stays in the properties: the service takes it out (services.link_create).
     for key in _LINK_COLUMNS:
         if key in props:
             value = props.pop(key)

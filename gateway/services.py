@@ -390,6 +390,31 @@ def agent_cleanup(*, user: User, agent: Agent, action: str, sarg: str = "") -> A
 # --- links ---------------------------------------------------------------------------------------
 
 
+def _password_from_properties(properties: Any, password: Any) -> tuple[Any, Any]:
+    """DBMS_MGWADM passes a link's password inside its properties (SYS.MGW_MQSERIES_PROPERTIES
+    has a password attribute): it is taken out and becomes the link's password, stored
+    encrypted like one given apart. Two different passwords, one each way, are a 400; a NULL
+    (None) or empty one in the properties means "not given", as NULL does in Oracle."""
+    if not isinstance(properties, dict) or "password" not in properties:
+        return properties, password
+    props = dict(properties)
+    given = props.pop("password")
+    if given is None or given == "":
+        return props, password
+    if not isinstance(given, str):
+        raise DomainError("The password must be text.", field="properties.password")
+    if password not in (NO_CHANGE, None, "") and password != given:
+        raise DomainError(
+            "Two different passwords were given (password and properties.password); give it once.",
+            field="properties.password",
+        )
+    return props, given
+
+
+# Table C-3: a link's server is fixed; another server is another link.
+_FIXED_PROPERTIES = ("host", "port")
+
+
 def _driver_props(link_type: str, properties: dict[str, Any]) -> dict[str, Any]:
     try:
         cls = driver_class(link_type)
@@ -398,7 +423,8 @@ def _driver_props(link_type: str, properties: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(properties, dict):
         raise DomainError("Properties must be an object of name/value pairs.", field="properties")
     props = dict(properties)
-    props.pop("password", None)
+    if "password" in props:  # the callers took it out (_password_from_properties)
+        raise DomainError("The password is not a stored property.", field="properties.password")
     try:
         return cls.validate_properties(props)
     except PropertyError as exc:
@@ -448,6 +474,7 @@ def link_create(
     fixed from now on (default DEFAULT_AGENT)."""
     _require(user, Capability.CONFIGURE)
     name = _upper_name(name, field="linkname")
+    properties, password = _password_from_properties(properties, password)
     link_type = (link_type or "").strip().upper()
     if link_type not in LinkType.values:
         raise DomainError(
@@ -489,8 +516,9 @@ def link_alter(
     comment: Any = NO_CHANGE,
 ) -> Link:
     """ALTER_MSGSYSTEM_LINK: given properties are merged over the current ones and validated
-    again; the agent and type never change; the log queue is locked while an outbound job uses
-    the link."""
+    again; the agent, type, host and port never change (Table C-3: another server is a new
+    link); the log queue is locked while an outbound job uses the link. A password inside
+    ``properties`` is the link's password."""
     _require(user, Capability.CONFIGURE)
     ln = Link.objects.select_for_update().get(pk=link.pk)
     before = _snapshot(ln)
@@ -499,7 +527,17 @@ def link_alter(
             raise DomainError("Properties must be an object.", field="properties")
         if "agent" in properties or "link_type" in properties:
             raise DomainError("A link's agent and type are fixed at creation.", field="properties")
-        ln.properties = _driver_props(ln.link_type, {**ln.properties, **properties})
+        properties, password = _password_from_properties(properties, password)
+        cleaned = _driver_props(ln.link_type, {**ln.properties, **properties})
+        for fixed in _FIXED_PROPERTIES:
+            now, was = cleaned.get(fixed), ln.properties.get(fixed)
+            if fixed in properties and str(now).lower() != str(was).lower():
+                raise DomainError(
+                    f"A link's {fixed} cannot be altered (it is {was}; Table C-3): create a new "
+                    "link for another server.",
+                    field=f"properties.{fixed}",
+                )
+        ln.properties = cleaned
     if password is not NO_CHANGE:
         ln.password_encrypted = crypto.encrypt(password or "")
     if options is not NO_CHANGE:

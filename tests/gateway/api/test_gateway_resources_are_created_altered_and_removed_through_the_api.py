@@ -76,9 +76,9 @@ def test_link_lifecycle(admin_api, default_agent):
     assert body["guarantees"]["outbound"]["guarantee"] == "EXACTLY_ONCE"
     assert body["guarantees"]["outbound_log_queue_set"] is True
 
-    r = admin_api.patch("/api/gateway/links/RABBIT/", {"properties": {"port": 5673}})
+    r = admin_api.patch("/api/gateway/links/RABBIT/", {"properties": {"heartbeat": 45}})
     link = Link.objects.get(name="RABBIT")
-    assert r.status_code == 200 and link.properties["port"] == 5673
+    assert r.status_code == 200 and link.properties["heartbeat"] == 45
     assert link.properties["host"] == "127.0.0.1"  # merged, not replaced
     assert crypto.decrypt(link.password_encrypted) == "guest"  # absent: unchanged
 
