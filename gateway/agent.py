@@ -379,13 +379,22 @@ class JobRunner:
             if not msgs:
                 return 0
             good: list[tuple[engine.DequeuedMessage, GatewayMessage]] = []
-            bad: list[tuple[engine.DequeuedMessage, str]] = []
+            bad: list[_Bad] = []
             for m in msgs:
                 try:
                     payload = transform(m.payload) if transform else m.payload
-                    good.append((m, conversion.outbound(m, payload, preserve_id=preserve)))
                 except Exception as exc:  # a transformation's own error is a conversion failure
-                    bad.append((m, _reason(exc)))
+                    bad.append((m, _reason(exc), conversion.TRANSFORMATION_FAILED))
+                    continue
+                try:
+                    good.append((m, conversion.outbound(m, payload, preserve_id=preserve)))
+                except Exception as exc:
+                    code = (
+                        conversion.TRANSFORMATION_TYPE
+                        if transform
+                        else conversion.PAYLOAD_NOT_SUPPORTED
+                    )
+                    bad.append((m, _reason(exc), code))
             batch = uuid.uuid4()
             # Every write of ours goes before the publish, so that only the COMMIT follows it:
             # a refused exception-queue enqueue must not roll back a batch already sent.
@@ -408,7 +417,7 @@ class JobRunner:
                 except BatchConversionError as exc:
                     # Nothing of the batch was sent: move the one message aside, send the rest.
                     m, _ = good.pop(exc.index)
-                    bad.append((m, exc.reason))
+                    bad.append((m, exc.reason, conversion.PAYLOAD_NOT_SUPPORTED))
                     self._refuse_without_exception_queue(bad[-1])
                     self._outbound_exceptions(conn, [bad[-1]])
             if good:
@@ -433,18 +442,17 @@ class JobRunner:
         )
         return len(msgs)
 
-    def _refuse_without_exception_queue(self, bad: tuple[engine.DequeuedMessage, str]) -> None:
+    def _refuse_without_exception_queue(self, bad: _Bad) -> None:
         """Without an exception queue a conversion failure fails the batch (spec §1.10)."""
         if self.spec.exception_queue_id is None:
-            m, reason = bad
+            m, reason, code = bad
             raise JobFailure(
-                f"message {m.id} cannot be converted ({reason}) and the job has no exception queue",
-                code="434",
+                f"[{code}] message {m.id} cannot be converted ({reason}) and the job has no "
+                "exception queue",
+                code=code,
             )
 
-    def _outbound_exceptions(
-        self, conn: psycopg.Connection, bad: list[tuple[engine.DequeuedMessage, str]]
-    ) -> None:
+    def _outbound_exceptions(self, conn: psycopg.Connection, bad: list[_Bad]) -> None:
         s = self.spec
         exq = engine.queue_info(conn, s.exception_queue_id)
         engine.enqueue(
@@ -462,18 +470,19 @@ class JobRunner:
                         "mgw_job": s.name,
                         "mgw_original_msgid": m.id,
                         "mgw_exception_reason": reason[:2000],
+                        "mgw_exception_code": code,
                     },
                 )
-                for m, reason in bad
+                for m, reason, code in bad
             ],
             validate=False,
         )
-        for m, reason in bad:
+        for m, reason, code in bad:
             self.agent.log.write(
-                f"message {m.id} moved to the exception queue: {reason}",
+                f"[{code}] message {m.id} moved to the exception queue: {reason}",
                 severity="WARN",
                 component=f"job {s.name}",
-                code="434",
+                code=code,
             )
 
     def _recover_outbound(self) -> None:
@@ -497,7 +506,7 @@ class JobRunner:
                 self._set_recovery(
                     Recovery.MISSING_LOG_RECORD,
                     None,
-                    "[416] the job's record in the outbound log queue is missing "
+                    "[417] the job's record in the outbound log queue is missing "
                     "(purged or re-created?)",
                 )
             return
@@ -616,7 +625,7 @@ class JobRunner:
                 seen = set(keys) - fresh
             new: list[engine.NewMessage] = []
             taken: set[str] = set()
-            bad: list[tuple[Received, str]] = []
+            bad: list[tuple[Received, str, str]] = []
             for r in received:
                 if r.key and (r.key in seen or r.key in taken):
                     # A redelivery of what we already took: acknowledge only. Keys are the
@@ -627,18 +636,23 @@ class JobRunner:
                     continue
                 if r.key:
                     taken.add(r.key)
+                # A transformation's error is [722]; a result of it that cannot be enqueued
+                # [721]; a foreign message that does not fit our queue otherwise [724].
+                code = conversion.CONVERSION_NOT_SUPPORTED
                 try:
                     if r.conversion_error or r.message is None:
                         raise ConversionError(r.conversion_error or "unreadable message")
                     payload = conversion.payload_of(r.message)
                     if transform:
+                        code = conversion.TRANSFORMATION_FAILED
                         payload = transform(payload)
+                        code = conversion.TRANSFORMATION_TYPE
                     msg = conversion.inbound(
                         r.message, payload, preserve_id=preserve, link=s.link_name
                     )
                     engine.validate_message(dst, msg)
                 except Exception as exc:
-                    bad.append((r, _reason(exc)))
+                    bad.append((r, _reason(exc), code))
                     continue
                 new.append(msg)
             # Ours first: a refused enqueue must not leave copies in the exception queue.
@@ -646,18 +660,19 @@ class JobRunner:
                 engine.enqueue(conn, dst, new, user=f"MGW_{s.name}"[:128], validate=False)
             if bad:
                 if s.exception_foreign is None:
+                    _, reason, code = bad[0]
                     raise JobFailure(
-                        f"a message of {s.foreign.provider_name} cannot be converted "
-                        f"({bad[0][1]}) and the job has no exception queue",
-                        code="434",
+                        f"[{code}] a message of {s.foreign.provider_name} cannot be converted "
+                        f"({reason}) and the job has no exception queue",
+                        code=code,
                     )
-                for r, reason in bad:
-                    driver.publish_raw(s.exception_foreign, r.raw, reason=reason)
+                for r, reason, code in bad:
+                    driver.publish_raw(s.exception_foreign, r.raw, reason=f"[{code}] {reason}")
                     self.agent.log.write(
-                        f"message {r.key or '?'} moved to the exception queue: {reason}",
+                        f"[{code}] message {r.key or '?'} moved to the exception queue: {reason}",
                         severity="WARN",
                         component=f"job {s.name}",
-                        code="434",
+                        code=code,
                     )
             self._count(conn, propagated=len(new), exceptions=len(bad))
         # Acknowledge only after our commit: a crash before this redelivers, and the log above
@@ -747,6 +762,10 @@ class JobRunner:
                 lifecycle.job_delete(job, verb="remove_job_cleanup")
         self.agent.log.write("removed", component=f"job {s.name}")
         self.close()
+
+
+# A message that could not be converted: the message, why, and its MGW code ([720]-[729]).
+_Bad = tuple[engine.DequeuedMessage, str, str]
 
 
 class _Stop(Exception):

@@ -72,7 +72,8 @@ class Recovery(models.TextChoices):
 
     NONE = "", "None"
     MISSING_MESSAGE = "MISSING_MESSAGE", "[415] missing source message"
-    MISSING_LOG_RECORD = "MISSING_LOG_RECORD", "[416] missing log record"
+    # Our recovery reads the outbound log (the inbound one, [416], is our own receive log).
+    MISSING_LOG_RECORD = "MISSING_LOG_RECORD", "[417] missing outbound log record"
 
 
 class CleanupAction(models.TextChoices):
