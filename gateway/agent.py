@@ -37,7 +37,7 @@ from django.db import close_old_connections, transaction
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from gateway import conversion, crypto, lifecycle
-from gateway.choices import AgentStatus, Direction, JobStatus, Recovery, ShutdownMode
+from gateway.choices import AgentStatus, Direction, JobStatus, LogLevel, Recovery, ShutdownMode
 from gateway.config import LOCK_NS, config
 from gateway.drivers import link_driver
 from gateway.drivers.base import (
@@ -350,7 +350,7 @@ class JobRunner:
             driver.subscribe(s.foreign, s.key)
             self.subscribed = True
             self.agent.log.write(
-                f"subscribed to {s.foreign.provider_name}", level=1, component=f"job {s.name}"
+                f"subscribed to {s.foreign.provider_name}", component=f"job {s.name}"
             )
         if s.direction == Direction.OUTBOUND and s.recovery.startswith("RESET_"):
             self._reset_recovery()
@@ -882,7 +882,7 @@ def run(agent_id: int, token: str, *, hostname: str = "") -> str:
         )
         agent_log.write(
             f"agent {name} starting on {instance} (pid {os.getpid()}), max_threads {max_threads}, "
-            f"log level {log_level}"
+            f"log level {LogLevel(log_level).name}"
         )
         _initialize(control, agent)
         lifecycle.agent_running(control, agent_id)
@@ -940,7 +940,9 @@ def _loop(control: psycopg.Connection, agent: AgentProcess, token: str, cfg: dic
                     end = "superseded"
                 else:
                     status, mode, level, _, now_db = row
-                    agent.log.level = level
+                    if level != agent.log.level:
+                        agent.log.level = level
+                        agent.log.write(f"log level {LogLevel(level).name}")
                     if status == AgentStatus.SHUTTING_DOWN and agent.stop_mode is None:
                         agent.stop_mode = mode or ShutdownMode.NORMAL
                         agent.log.write(f"shutdown requested ({agent.stop_mode})")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import timedelta
 from typing import Any
 
@@ -108,6 +109,16 @@ def live_agent_ids() -> set[int]:
             [LOCK_NS],
         )
         return {int(r[0]) for r in cur.fetchall()}
+
+
+def console_database_role() -> tuple[str, str]:
+    """The PostgreSQL role the console itself logs in as and its password: an agent user for
+    an agent that may do what the console does (the demo, the benchmark, the tests). When the
+    server lets the console in without a password (trust or peer authentication) the password
+    is a random one the server does not check, since DBMS_MGWADM wants one with a username."""
+    connection.ensure_connection()
+    info = connection.connection.info
+    return info.user, info.password or secrets.token_urlsafe(16)
 
 
 def agent_ping(agent: Agent, *, live: set[int] | None = None) -> str | None:

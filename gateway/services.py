@@ -233,7 +233,14 @@ def agent_startup(*, user: User, agent: Agent) -> Agent:
         )
     if a.status != AgentStatus.NOT_STARTED:
         raise Conflict(f"Agent {a.name} is already {a.status}.", field="status")
-    if a.username and not a.password_encrypted:
+    if not a.username:
+        # §2.3, §5.2: no start without an agent user (the PostgreSQL role the agent logs in as).
+        raise Conflict(
+            f"Agent {a.name} has no agent user: set its username and password (ALTER_AGENT) "
+            "before STARTUP.",
+            field="username",
+        )
+    if not a.password_encrypted:
         raise DomainError(f"Agent {a.name} has a username but no password.", field="password")
     token = lifecycle.agent_schedule_start(a.pk)
     assert token is not None  # NOT_STARTED under our row lock
@@ -267,16 +274,24 @@ def agent_shutdown(*, user: User, agent: Agent, mode: str = ShutdownMode.NORMAL)
 
 
 @transaction.atomic
-def agent_set_log_level(*, user: User, agent: Agent, log_level: int) -> Agent:
-    """SET_LOG_LEVEL: 0 (basic) to 4 (trace); a running agent applies it at its next poll."""
+def agent_set_log_level(*, user: User, agent: Agent, log_level: int | str) -> Agent:
+    """SET_LOG_LEVEL: BASIC_LOGGING (0) to TRACE_DEBUG_HIGH_LOGGING (4), by number or name. The
+    agent must be RUNNING (§2.3); it applies the level at its next beat, and keeps it for its
+    next start (MGW's mgw.ora log_level)."""
     _require(user, Capability.OPERATE)
-    if log_level not in LogLevel.values:
-        raise DomainError("log_level must be 0, 1, 2, 3 or 4.", field="log_level")
+    level = LogLevel.parse(log_level)
+    if level is None:
+        names = ", ".join(f"{lv.name} ({lv.value})" for lv in LogLevel)
+        raise DomainError(f"log_level must be one of {names}.", field="log_level")
     a = Agent.objects.select_for_update().get(pk=agent.pk)
-    before = {"log_level": a.log_level}
-    a.log_level = log_level
+    if a.status != AgentStatus.RUNNING:
+        raise Conflict(
+            f"SET_LOG_LEVEL needs a RUNNING agent; {a.name} is {a.status}.", field="status"
+        )
+    before = {"log_level": LogLevel(a.log_level).name}
+    a.log_level = level
     a.save(update_fields=["log_level", "updated"])
-    _log(user, ChangeAction.UPDATE, "agent_set_log_level", a, before, {"log_level": log_level})
+    _log(user, ChangeAction.UPDATE, "agent_set_log_level", a, before, {"log_level": level.name})
     _notify(a.pk)
     return a
 

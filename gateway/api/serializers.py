@@ -86,6 +86,7 @@ class GatewayAgentSerializer(serializers.ModelSerializer):
     def get_ping(self, obj: Agent) -> str | None:
         return agent_ping(obj, live=self.context.get("live"))
 
+    @extend_schema_field(serializers.ChoiceField(choices=LogLevel.names))
     def get_log_level_name(self, obj: Agent) -> str:
         return LogLevel(obj.log_level).label
 
@@ -275,8 +276,29 @@ class ShutdownSerializer(serializers.Serializer):
     mode = serializers.ChoiceField(choices=ShutdownMode.choices, default=ShutdownMode.NORMAL)
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "enum": LogLevel.names},
+            {"type": "integer", "enum": LogLevel.values},
+        ]
+    }
+)
+class LogLevelField(serializers.Field):
+    """A log level by its Oracle name or its number; the service checks it and names it."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        return data
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
 class LogLevelSerializer(serializers.Serializer):
-    log_level = serializers.IntegerField(help_text="0 (BASIC_LOGGING) to 4 (TRACE_LOGGING).")
+    log_level = LogLevelField(
+        help_text="BASIC_LOGGING (0), TRACE_LITE_LOGGING (1), TRACE_HIGH_LOGGING (2), "
+        "TRACE_DEBUG_LOGGING (3) or TRACE_DEBUG_HIGH_LOGGING (4), by name or number."
+    )
 
 
 class CleanupSerializer(serializers.Serializer):

@@ -381,8 +381,14 @@ class Command(BaseCommand):
         RabbitMQ: RABBIT_OUT publishes TO_RABBIT's messages to amq.topic with routing key
         aq.in.demo, RABBIT_IN reads aq.in.# back into FROM_RABBIT. A broker that is not running
         shows as a failing test connection and jobs in RETRY. Written with the DBMS_MGWADM
-        facade, as an administrator's script would be."""
+        facade, as an administrator's script would be. DEFAULT_AGENT gets an agent user (STARTUP
+        refuses an agent without one): the console's own database role, so the agent may read
+        and write what the console does."""
         from gateway import mgwadm
+        from gateway.selectors import console_database_role
+
+        username, password = console_database_role()
+        mgwadm.alter_agent(agent_name=mgwadm.DEFAULT_AGENT, username=username, password=password)
 
         links = {
             "RABBIT": ("AMQP", {"host": "127.0.0.1", "port": 5672, "username": "guest"}, "guest"),
