@@ -957,7 +957,7 @@ def _loop(control: psycopg.Connection, agent: AgentProcess, token: str, cfg: dic
                         f"the worker process uses {rss:.0f} MB, above max_memory "
                         f"{agent.max_memory} MB",
                         severity="WARN",
-                        code="703",
+                        code="436",  # MGW's LOW MEMORY WARNING (§4.5)
                     )
             if agent.stopping():
                 break
