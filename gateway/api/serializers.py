@@ -285,9 +285,15 @@ class ShutdownSerializer(serializers.Serializer):
     }
 )
 class LogLevelField(serializers.Field):
-    """A log level by its Oracle name or its number; the service checks it and names it."""
+    """A log level by its Oracle name or its number, exactly as the schema says."""
 
     def to_internal_value(self, data: Any) -> Any:
+        exact = (isinstance(data, str) and data in LogLevel.names) or (
+            isinstance(data, int) and not isinstance(data, bool) and data in LogLevel.values
+        )
+        if not exact:
+            names = ", ".join(f"{lv.name} ({lv.value})" for lv in LogLevel)
+            raise serializers.ValidationError(f"log_level must be one of {names}.")
         return data
 
     def to_representation(self, value: Any) -> Any:

@@ -29,7 +29,7 @@ def test_set_log_level_by_name_or_number_only_while_running(gateway, admin_user,
 
     gateway.worker("w").wait_registered()
     gateway.start()
-    r = api.post(url, {"log_level": "trace_high_logging"}, format="json")
+    r = api.post(url, {"log_level": "TRACE_HIGH_LOGGING"}, format="json")
     assert r.status_code == 200, r.content
     assert (r.json()["log_level"], r.json()["log_level_name"]) == (2, "TRACE_HIGH_LOGGING")
     assert wait_for(
@@ -38,8 +38,10 @@ def test_set_log_level_by_name_or_number_only_while_running(gateway, admin_user,
 
     r = api.post(url, {"log_level": 3}, format="json")
     assert r.json()["log_level_name"] == "TRACE_DEBUG_LOGGING"
-    r = api.post(url, {"log_level": "LIGHT_LOGGING"}, format="json")
-    assert r.status_code == 400 and "TRACE_DEBUG_HIGH_LOGGING (4)" in r.json()["log_level"][0]
+    for wrong in ("LIGHT_LOGGING", "trace_lite_logging", "1", True, 5):
+        r = api.post(url, {"log_level": wrong}, format="json")
+        assert r.status_code == 400, wrong
+        assert "TRACE_DEBUG_HIGH_LOGGING (4)" in r.json()["log_level"][0]
 
     agent = mgwadm.set_log_level("DEFAULT_AGENT", "TRACE_DEBUG_HIGH_LOGGING")
     assert agent.log_level == 4
