@@ -477,6 +477,12 @@ def job_delete(job: Job, *, user: Any = None, verb: str = "remove_job") -> None:
     if sub is not None:
         queue_services.subscriber_remove(user=None, subscriber=sub)
     change_log_deletion(user=user, verb=verb, object_type="gateway.job", before=before)
+    notify_agent(agent_id)
+
+
+def notify_agent(agent_id: int) -> None:
+    """Wake the agent (at commit): it re-reads its configuration and jobs at once (MGW's
+    configuration notifications, §1.2)."""
     with connection.cursor() as cur:
         cur.execute("SELECT pg_notify(%s, '')", [f"mgw_agent_{agent_id}"])
 

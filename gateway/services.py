@@ -16,7 +16,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -72,12 +72,6 @@ def _require(user: User, capability: str) -> None:
 
 def _log(user: User, action: str, verb: str, obj: Any, before: Any = None, after: Any = None):
     change_log_record(user=user, action=action, verb=verb, obj=obj, before=before, after=after)
-
-
-def _notify(agent_id: int) -> None:
-    """Wake the agent: it re-reads its configuration (MGW's configuration notifications, §1.2)."""
-    with connection.cursor() as cur:
-        cur.execute("SELECT pg_notify(%s, '')", [f"mgw_agent_{agent_id}"])
 
 
 def _upper_name(value: str, *, field: str) -> str:
@@ -180,7 +174,7 @@ def agent_alter(
     a.full_clean()
     a.save(update_fields=_AGENT_CONFIG_FIELDS)
     _log(user, ChangeAction.UPDATE, "agent_alter", a, before=before, after=_snapshot(a))
-    _notify(a.pk)
+    lifecycle.notify_agent(a.pk)
     return a
 
 
@@ -269,7 +263,7 @@ def agent_shutdown(*, user: User, agent: Agent, mode: str = ShutdownMode.NORMAL)
     lifecycle.agent_request_shutdown(a.pk, mode)
     a.refresh_from_db()
     _log(user, ChangeAction.UPDATE, "agent_shutdown", a, after={"mode": mode})
-    _notify(a.pk)
+    lifecycle.notify_agent(a.pk)
     return a
 
 
@@ -292,7 +286,7 @@ def agent_set_log_level(*, user: User, agent: Agent, log_level: int | str) -> Ag
     a.log_level = level
     a.save(update_fields=["log_level", "updated"])
     _log(user, ChangeAction.UPDATE, "agent_set_log_level", a, before, {"log_level": level.name})
-    _notify(a.pk)
+    lifecycle.notify_agent(a.pk)
     return a
 
 
@@ -398,7 +392,7 @@ def agent_cleanup(*, user: User, agent: Agent, action: str, sarg: str = "") -> A
     # doubt (missing message) or starts the foreign log afresh (missing log record).
     lifecycle.job_recovery_reset(job.pk, want)
     _log(user, ChangeAction.UPDATE, "cleanup_gateway", job, after={"action": action})
-    _notify(a.pk)
+    lifecycle.notify_agent(a.pk)
     return a
 
 
@@ -514,7 +508,7 @@ def link_create(
     link.full_clean()
     link.save()
     _log(user, ChangeAction.CREATE, "create_msgsystem_link", link, after=_snapshot(link))
-    _notify(link.agent_id)
+    lifecycle.notify_agent(link.agent_id)
     return link
 
 
@@ -574,7 +568,7 @@ def link_alter(
     ln.full_clean()
     ln.save()
     _log(user, ChangeAction.UPDATE, "alter_msgsystem_link", ln, before, _snapshot(ln))
-    _notify(ln.agent_id)
+    lifecycle.notify_agent(ln.agent_id)
     return ln
 
 
@@ -607,7 +601,7 @@ def link_remove(*, user: User, link: Link) -> None:
     change_log_deletion(
         user=user, verb="remove_msgsystem_link", object_type="gateway.link", before=before
     )
-    _notify(agent_id)
+    lifecycle.notify_agent(agent_id)
 
 
 def link_test(*, user: User, link: Link) -> tuple[bool, str]:
@@ -932,7 +926,7 @@ def job_create(
         )
     job.save()
     _log(user, ChangeAction.CREATE, "create_job", job, after=_snapshot(job))
-    _notify(job.link.agent_id)
+    lifecycle.notify_agent(job.link.agent_id)
     return job
 
 
@@ -987,7 +981,7 @@ def job_alter(
     j.full_clean()
     j.save(update_fields=_JOB_CONFIG_FIELDS)
     _log(user, ChangeAction.UPDATE, "alter_job", j, before, _snapshot(j))
-    _notify(j.link.agent_id)
+    lifecycle.notify_agent(j.link.agent_id)
     return j
 
 
@@ -1013,7 +1007,7 @@ def _set_job(user: User, job: Job, verb: str, capability: str, *, enabled: bool)
     j.enabled = enabled
     j.save(update_fields=["enabled", "updated"])
     _log(user, ChangeAction.UPDATE, verb, j, before=_jsonable(before), after=_jsonable(changes))
-    _notify(j.link.agent_id)
+    lifecycle.notify_agent(j.link.agent_id)
     return j
 
 
@@ -1044,7 +1038,7 @@ def job_reset(*, user: User, job: Job) -> Job:
     j.refresh_from_db()
     after = {"status": j.status, "failures": j.failures, "recovery": j.recovery}
     _log(user, ChangeAction.UPDATE, "reset_job", j, before=before, after=after)
-    _notify(j.link.agent_id)
+    lifecycle.notify_agent(j.link.agent_id)
     return j
 
 
@@ -1063,7 +1057,7 @@ def job_remove(*, user: User, job: Job, force: bool = False) -> Job | None:
     lifecycle.job_mark_delete_pending(j.pk)
     j.refresh_from_db()
     _log(user, ChangeAction.UPDATE, "remove_job", j, before, {"status": j.status})
-    _notify(j.link.agent_id)
+    lifecycle.notify_agent(j.link.agent_id)
     return j
 
 
