@@ -33,10 +33,13 @@ from typing import Any
 import psycopg
 from django import db as django_db
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, transaction
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from gateway import conversion
-from gateway.choices import AgentStatus, Direction, JobStatus, Recovery, ShutdownMode
+from gateway import conversion, crypto, lifecycle
+from gateway.choices import AgentStatus, Direction, JobStatus, LogLevel, Recovery, ShutdownMode
+from gateway.config import LOCK_NS, config
+from gateway.drivers import link_driver
 from gateway.drivers.base import (
     BatchConversionError,
     ConversionError,
@@ -45,26 +48,20 @@ from gateway.drivers.base import (
     GatewayMessage,
     Received,
 )
+from gateway.models import Link
 from gateway.options import AGENT_OPTIONS, JOB_OPTIONS, bool_option, coerce
+from jobs.runner import SHUTTING_DOWN
 from queues import engine
+from queues.services import conninfo as console_conninfo
+from rules.lang.transform import resolve
 
 log = logging.getLogger(__name__)
-
-LOCK_NS = 0x4D47  # "MG": the agents' advisory-lock namespace (two-int key form)
-
-
-def config() -> dict[str, Any]:
-    return settings.MGW
 
 
 def agent_conninfo(username: str, password: str) -> str:
     """The agent's PostgreSQL connection: the console's, as the agent's own user when it has one
     (MGW's agent user, §1.3)."""
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
-    from queues.services import conninfo
-
-    base = conninfo()
+    base = console_conninfo()
     if not username:
         return base
     params = conninfo_to_dict(base)
@@ -219,8 +216,6 @@ def load_jobs(conn: psycopg.Connection, agent_id: int) -> list[JobSpec]:
 def _transformer(name: str) -> Any:
     if not name:
         return None
-    from rules.lang.transform import resolve
-
     return resolve(name, getattr(settings, "MGW_TRANSFORMATIONS", {}))
 
 
@@ -254,9 +249,6 @@ class JobRunner:
         if self.driver is not None and self.driver_stamp != self.spec.link_updated:
             self.close_driver()  # the link was altered: reconnect with its new properties
         if self.driver is None:
-            from gateway.models import Link
-            from gateway.services import link_driver
-
             close_old_connections()
             link = Link.objects.get(pk=self.spec.link_id)
             self.driver = link_driver(
@@ -358,7 +350,7 @@ class JobRunner:
             driver.subscribe(s.foreign, s.key)
             self.subscribed = True
             self.agent.log.write(
-                f"subscribed to {s.foreign.provider_name}", level=1, component=f"job {s.name}"
+                f"subscribed to {s.foreign.provider_name}", component=f"job {s.name}"
             )
         if s.direction == Direction.OUTBOUND and s.recovery.startswith("RESET_"):
             self._reset_recovery()
@@ -387,13 +379,22 @@ class JobRunner:
             if not msgs:
                 return 0
             good: list[tuple[engine.DequeuedMessage, GatewayMessage]] = []
-            bad: list[tuple[engine.DequeuedMessage, str]] = []
+            bad: list[_Bad] = []
             for m in msgs:
                 try:
                     payload = transform(m.payload) if transform else m.payload
-                    good.append((m, conversion.outbound(m, payload, preserve_id=preserve)))
                 except Exception as exc:  # a transformation's own error is a conversion failure
-                    bad.append((m, _reason(exc)))
+                    bad.append((m, _reason(exc), conversion.TRANSFORMATION_FAILED))
+                    continue
+                try:
+                    good.append((m, conversion.outbound(m, payload, preserve_id=preserve)))
+                except Exception as exc:
+                    code = (
+                        conversion.TRANSFORMATION_TYPE
+                        if transform
+                        else conversion.PAYLOAD_NOT_SUPPORTED
+                    )
+                    bad.append((m, _reason(exc), code))
             batch = uuid.uuid4()
             # Every write of ours goes before the publish, so that only the COMMIT follows it:
             # a refused exception-queue enqueue must not roll back a batch already sent.
@@ -416,7 +417,7 @@ class JobRunner:
                 except BatchConversionError as exc:
                     # Nothing of the batch was sent: move the one message aside, send the rest.
                     m, _ = good.pop(exc.index)
-                    bad.append((m, exc.reason))
+                    bad.append((m, exc.reason, conversion.PAYLOAD_NOT_SUPPORTED))
                     self._refuse_without_exception_queue(bad[-1])
                     self._outbound_exceptions(conn, [bad[-1]])
             if good:
@@ -441,18 +442,17 @@ class JobRunner:
         )
         return len(msgs)
 
-    def _refuse_without_exception_queue(self, bad: tuple[engine.DequeuedMessage, str]) -> None:
+    def _refuse_without_exception_queue(self, bad: _Bad) -> None:
         """Without an exception queue a conversion failure fails the batch (spec §1.10)."""
         if self.spec.exception_queue_id is None:
-            m, reason = bad
+            m, reason, code = bad
             raise JobFailure(
-                f"message {m.id} cannot be converted ({reason}) and the job has no exception queue",
-                code="434",
+                f"[{code}] message {m.id} cannot be converted ({reason}) and the job has no "
+                "exception queue",
+                code=code,
             )
 
-    def _outbound_exceptions(
-        self, conn: psycopg.Connection, bad: list[tuple[engine.DequeuedMessage, str]]
-    ) -> None:
+    def _outbound_exceptions(self, conn: psycopg.Connection, bad: list[_Bad]) -> None:
         s = self.spec
         exq = engine.queue_info(conn, s.exception_queue_id)
         engine.enqueue(
@@ -470,18 +470,19 @@ class JobRunner:
                         "mgw_job": s.name,
                         "mgw_original_msgid": m.id,
                         "mgw_exception_reason": reason[:2000],
+                        "mgw_exception_code": code,
                     },
                 )
-                for m, reason in bad
+                for m, reason, code in bad
             ],
             validate=False,
         )
-        for m, reason in bad:
+        for m, reason, code in bad:
             self.agent.log.write(
-                f"message {m.id} moved to the exception queue: {reason}",
+                f"[{code}] message {m.id} moved to the exception queue: {reason}",
                 severity="WARN",
                 component=f"job {s.name}",
-                code="434",
+                code=code,
             )
 
     def _recover_outbound(self) -> None:
@@ -505,7 +506,7 @@ class JobRunner:
                 self._set_recovery(
                     Recovery.MISSING_LOG_RECORD,
                     None,
-                    "[416] the job's record in the outbound log queue is missing "
+                    "[417] the job's record in the outbound log queue is missing "
                     "(purged or re-created?)",
                 )
             return
@@ -576,9 +577,7 @@ class JobRunner:
             self._driver().clear_outbound_log(s.key)
             conn.execute("DELETE FROM gateway_sendlog WHERE job_id = %s", (s.id,))
             note = "the log records are reset; a message already delivered may be sent again"
-        conn.execute(
-            "UPDATE gateway_job SET recovery = '', recovery_batch = NULL WHERE id = %s", (s.id,)
-        )
+        lifecycle.job_recovery_done(conn, s.id)
         conn.commit()
         s.recovery = ""
         self.recovered = True
@@ -586,12 +585,7 @@ class JobRunner:
 
     def _set_recovery(self, problem: str, record: Any, message: str) -> None:
         conn = self._conn()
-        conn.execute(
-            "UPDATE gateway_job SET recovery = %s, recovery_batch = %s, status = 'FAILED', "
-            "last_error_msg = %s, last_error_at = now() WHERE id = %s AND status <> "
-            "'DELETE_PENDING'",
-            (problem, json.dumps(record) if record is not None else None, message, self.spec.id),
-        )
+        lifecycle.job_recovery_problem(conn, self.spec.id, problem, record, message)
         conn.commit()
         self.spec.recovery = problem
         self.agent.log.write(
@@ -631,7 +625,7 @@ class JobRunner:
                 seen = set(keys) - fresh
             new: list[engine.NewMessage] = []
             taken: set[str] = set()
-            bad: list[tuple[Received, str]] = []
+            bad: list[tuple[Received, str, str]] = []
             for r in received:
                 if r.key and (r.key in seen or r.key in taken):
                     # A redelivery of what we already took: acknowledge only. Keys are the
@@ -642,18 +636,23 @@ class JobRunner:
                     continue
                 if r.key:
                     taken.add(r.key)
+                # A transformation's error is [722]; a result of it that cannot be enqueued
+                # [721]; a foreign message that does not fit our queue otherwise [724].
+                code = conversion.CONVERSION_NOT_SUPPORTED
                 try:
                     if r.conversion_error or r.message is None:
                         raise ConversionError(r.conversion_error or "unreadable message")
                     payload = conversion.payload_of(r.message)
                     if transform:
+                        code = conversion.TRANSFORMATION_FAILED
                         payload = transform(payload)
+                        code = conversion.TRANSFORMATION_TYPE
                     msg = conversion.inbound(
                         r.message, payload, preserve_id=preserve, link=s.link_name
                     )
                     engine.validate_message(dst, msg)
                 except Exception as exc:
-                    bad.append((r, _reason(exc)))
+                    bad.append((r, _reason(exc), code))
                     continue
                 new.append(msg)
             # Ours first: a refused enqueue must not leave copies in the exception queue.
@@ -661,18 +660,19 @@ class JobRunner:
                 engine.enqueue(conn, dst, new, user=f"MGW_{s.name}"[:128], validate=False)
             if bad:
                 if s.exception_foreign is None:
+                    _, reason, code = bad[0]
                     raise JobFailure(
-                        f"a message of {s.foreign.provider_name} cannot be converted "
-                        f"({bad[0][1]}) and the job has no exception queue",
-                        code="434",
+                        f"[{code}] a message of {s.foreign.provider_name} cannot be converted "
+                        f"({reason}) and the job has no exception queue",
+                        code=code,
                     )
-                for r, reason in bad:
-                    driver.publish_raw(s.exception_foreign, r.raw, reason=reason)
+                for r, reason, code in bad:
+                    driver.publish_raw(s.exception_foreign, r.raw, reason=f"[{code}] {reason}")
                     self.agent.log.write(
-                        f"message {r.key or '?'} moved to the exception queue: {reason}",
+                        f"[{code}] message {r.key or '?'} moved to the exception queue: {reason}",
                         severity="WARN",
                         component=f"job {s.name}",
-                        code="434",
+                        code=code,
                     )
             self._count(conn, propagated=len(new), exceptions=len(bad))
         # Acknowledge only after our commit: a crash before this redelivers, and the log above
@@ -696,11 +696,7 @@ class JobRunner:
 
     def _succeeded(self) -> None:
         conn = self._conn()
-        conn.execute(
-            "UPDATE gateway_job SET status = 'READY', failures = 0, next_attempt_at = NULL "
-            "WHERE id = %s AND status IN ('READY', 'RETRY')",
-            (self.spec.id,),
-        )
+        lifecycle.job_succeeded(conn, self.spec.id)
         conn.commit()
         self.agent.log.write("propagation resumed", component=f"job {self.spec.name}")
 
@@ -711,33 +707,12 @@ class JobRunner:
         self.close_driver()  # reconnect next time; unacknowledged messages come back
         message = _reason(exc)
         code = getattr(exc, "code", "") or ""
-        cfg = config()
         unrecoverable = bool(getattr(exc, "unrecoverable", False))
         try:
             conn = self._conn()
             if not conn.closed:
                 conn.rollback()
-            row = conn.execute(
-                """
-                UPDATE gateway_job SET
-                    failures = failures + 1,
-                    status = CASE WHEN %(unrec)s OR failures + 1 >= %(max)s THEN 'FAILED'
-                                  ELSE 'RETRY' END,
-                    last_error_msg = %(msg)s, last_error_at = now(),
-                    next_attempt_at = now() + make_interval(
-                        secs => least(%(low)s * power(2, least(failures, 60)), %(high)s))
-                WHERE id = %(id)s AND status IN ('READY', 'RETRY')
-                RETURNING failures, status
-                """,
-                {
-                    "unrec": unrecoverable,
-                    "max": cfg["MAX_FAILURES"],
-                    "msg": message[:4000],
-                    "low": cfg["BACKOFF_MIN_S"],
-                    "high": cfg["BACKOFF_MAX_S"],
-                    "id": s.id,
-                },
-            ).fetchone()
+            row = lifecycle.job_failed(conn, s.id, message, unrecoverable=unrecoverable)
             conn.commit()
         except psycopg.Error as db_exc:
             # Our own database is unreachable: nothing to record; the agent's beat will notice.
@@ -758,9 +733,6 @@ class JobRunner:
     # -- REMOVE_JOB's cleanup --
 
     def _remove(self) -> None:
-        from gateway.models import Job
-        from gateway.services import job_delete_now
-
         s = self.spec
         try:
             driver = self._driver()
@@ -771,14 +743,11 @@ class JobRunner:
         except Exception as exc:
             self.close_driver()
             conn = self._conn()
-            conn.execute(
-                "UPDATE gateway_job SET last_error_msg = %s, last_error_at = now(), "
-                "next_attempt_at = now() + make_interval(secs => %s) WHERE id = %s",
-                (
-                    f"REMOVE_JOB cleanup failed, retrying: {_reason(exc)}",
-                    config()["REMOVE_RETRY_S"],
-                    s.id,
-                ),
+            lifecycle.job_cleanup_retry(
+                conn,
+                s.id,
+                f"REMOVE_JOB cleanup failed, retrying: {_reason(exc)}",
+                config()["REMOVE_RETRY_S"],
             )
             conn.commit()
             self.next_poll = time.monotonic() + config()["REMOVE_RETRY_S"]
@@ -786,20 +755,17 @@ class JobRunner:
                 f"cleanup failed: {_reason(exc)}", severity="WARN", component=f"job {s.name}"
             )
             return
-        from django.db import transaction
-
         close_old_connections()
         with transaction.atomic():
-            job = (
-                Job.objects.select_for_update(of=("self",))
-                .select_related("link", "subscriber")
-                .filter(pk=s.id, status=JobStatus.DELETE_PENDING)
-                .first()
-            )
+            job = lifecycle.job_pending_removal(s.id)
             if job is not None:
-                job_delete_now(job, verb="remove_job_cleanup")
+                lifecycle.job_delete(job, verb="remove_job_cleanup")
         self.agent.log.write("removed", component=f"job {s.name}")
         self.close()
+
+
+# A message that could not be converted: the message, why, and its MGW code ([720]-[729]).
+_Bad = tuple[engine.DequeuedMessage, str, str]
 
 
 class _Stop(Exception):
@@ -844,6 +810,7 @@ class AgentProcess:
                 AGENT_OPTIONS["oracle.mgw.batch_size"],
                 value,
                 field="value",
+                secret=True,  # agent options may be encrypted ones
             )
         )
 
@@ -853,7 +820,8 @@ class AgentProcess:
         if value is None:
             return 5.0
         opt = AGENT_OPTIONS["oracle.mgw.polling_interval"]
-        return int(coerce("oracle.mgw.polling_interval", opt, value, field="value")) / 1000.0
+        seconds = coerce("oracle.mgw.polling_interval", opt, value, field="value", secret=True)
+        return int(seconds) / 1000.0
 
     def stopping(self) -> bool:
         return self.stop_mode is not None
@@ -871,26 +839,13 @@ def _rss_mb() -> float | None:
         return None
 
 
-_CLAIM_SQL = """
-UPDATE gateway_agent SET status = 'STARTING', instance = %(instance)s, pid = %(pid)s,
-       start_time = now(), heartbeat_at = now(), restart_at = NULL
-WHERE id = %(id)s AND start_token = %(token)s AND status = 'START_SCHEDULED'
-RETURNING name, username, password_encrypted, max_threads, max_memory, log_level, start_time
-"""
-
-
 def run(agent_id: int, token: str, *, hostname: str = "") -> str:
     """The agent process; returns how it ended (for the task's result and the tests)."""
-    from gateway import crypto
-    from queues.services import conninfo as console_conninfo
-
     cfg = config()
     control = psycopg.connect(console_conninfo(), autocommit=True)
     instance = hostname or socket.gethostname()
     try:
-        row = control.execute(
-            _CLAIM_SQL, {"instance": instance, "pid": os.getpid(), "id": agent_id, "token": token}
-        ).fetchone()
+        row = lifecycle.agent_claim(control, agent_id, token, instance=instance, pid=os.getpid())
         if row is None:
             return "stale"  # shut down before a worker took it, or a newer start superseded it
         name, username, password_enc, max_threads, max_memory, log_level, session = row
@@ -899,14 +854,11 @@ def run(agent_id: int, token: str, *, hostname: str = "") -> str:
             "SELECT pg_try_advisory_lock(%s, %s)", (LOCK_NS, agent_id)
         ).fetchone()[0]
         if not locked:
-            control.execute(
-                "UPDATE gateway_agent SET status = 'BROKEN', last_error_msg = %s, "
-                "last_error_at = now() WHERE id = %s",
-                (
-                    "another agent process is already running for this agent; run CLEANUP_GATEWAY "
-                    "(CLEAN_STARTUP_STATE) once it is gone",
-                    agent_id,
-                ),
+            lifecycle.agent_broken(
+                control,
+                agent_id,
+                "another agent process is already running for this agent; run CLEANUP_GATEWAY "
+                "(CLEAN_STARTUP_STATE) once it is gone",
             )
             return "broken"
         agent_log = AgentLog(agent_id, session)
@@ -915,18 +867,13 @@ def run(agent_id: int, token: str, *, hostname: str = "") -> str:
             conninfo = agent_conninfo(username, crypto.decrypt(password_enc))
             psycopg.connect(conninfo).close()  # the agent user must be able to log in
         except Exception as exc:
-            _end(
-                control, agent_id, "NOT_STARTED", f"the agent cannot connect as {username!r}: {exc}"
+            lifecycle.agent_end(
+                control, agent_id, error=f"the agent cannot connect as {username!r}: {exc}"
             )
             return "failed"
-        initializing = control.execute(
-            "UPDATE gateway_agent SET status = 'INITIALIZING' WHERE id = %s "
-            "AND status = 'STARTING' AND start_token = %s",
-            (agent_id, token),
-        ).rowcount
-        if not initializing:
+        if not lifecycle.agent_initializing(control, agent_id, token):
             # A SHUTDOWN came while we were starting: stop here, as asked.
-            _end(control, agent_id, "NOT_STARTED", "", token=token)
+            lifecycle.agent_end(control, agent_id, token=token)
             control.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_NS, agent_id))
             return "shutdown"
         options = _agent_options(control, agent_id)
@@ -935,14 +882,10 @@ def run(agent_id: int, token: str, *, hostname: str = "") -> str:
         )
         agent_log.write(
             f"agent {name} starting on {instance} (pid {os.getpid()}), max_threads {max_threads}, "
-            f"log level {log_level}"
+            f"log level {LogLevel(log_level).name}"
         )
         _initialize(control, agent)
-        control.execute(
-            "UPDATE gateway_agent SET status = 'RUNNING', restart_required = '[]'::jsonb, "
-            "heartbeat_at = now() WHERE id = %s AND status = 'INITIALIZING'",
-            (agent_id,),
-        )
+        lifecycle.agent_running(control, agent_id)
         agent_log.write("agent running")
         agent_log.flush(control)
         return _loop(control, agent, token, cfg)
@@ -955,8 +898,6 @@ def run(agent_id: int, token: str, *, hostname: str = "") -> str:
 
 
 def _agent_options(conn: psycopg.Connection, agent_id: int) -> dict[str, str]:
-    from gateway import crypto
-
     rows = conn.execute(
         "SELECT name, value, encrypted FROM gateway_agentoption WHERE agent_id = %s", (agent_id,)
     ).fetchall()
@@ -966,33 +907,18 @@ def _agent_options(conn: psycopg.Connection, agent_id: int) -> dict[str, str]:
 def _initialize(conn: psycopg.Connection, agent: AgentProcess) -> None:
     """INITIALIZING: counters restart at 0, FAILED jobs are reset (§1.9.3), and inbound log
     records older than their retention are dropped (CLEAN_LOG_QUEUES runs at every start)."""
-    reset = conn.execute(
-        """
-        UPDATE gateway_job j SET propagated_msgs = 0, exceptionq_msgs = 0,
-               status = CASE WHEN j.status = 'FAILED' AND j.recovery = '' THEN 'READY'
-                             ELSE j.status END,
-               failures = CASE WHEN j.status = 'FAILED' AND j.recovery = '' THEN 0
-                               ELSE j.failures END,
-               next_attempt_at = CASE WHEN j.status = 'DELETE_PENDING' THEN NULL
-                                      ELSE j.next_attempt_at END
-        FROM gateway_link l WHERE l.id = j.link_id AND l.agent_id = %s
-        RETURNING j.name, j.status
-        """,
-        (agent.id,),
-    ).fetchall()
+    configured = lifecycle.jobs_initialize(conn, agent.id)
     conn.execute(
         "DELETE FROM gateway_receivelog r USING gateway_job j, gateway_link l WHERE "
         "r.job_id = j.id AND j.link_id = l.id AND l.agent_id = %s AND "
         "r.created < now() - make_interval(secs => %s)",
         (agent.id, config()["RECEIVE_LOG_RETENTION_S"]),
     )
-    if reset:
-        agent.log.write(f"{len(reset)} job(s) configured", level=1)
+    if configured:
+        agent.log.write(f"{configured} job(s) configured", level=1)
 
 
 def _loop(control: psycopg.Connection, agent: AgentProcess, token: str, cfg: dict[str, Any]) -> str:
-    from jobs.runner import SHUTTING_DOWN
-
     listener = engine.Listener(connection=psycopg.connect(agent.conninfo, autocommit=True))
     channel = f"mgw_agent_{agent.id}"
     listener.listen(channel)
@@ -1007,18 +933,16 @@ def _loop(control: psycopg.Connection, agent: AgentProcess, token: str, cfg: dic
             now_mono = time.monotonic()
             if now_mono - last_beat >= cfg["HEARTBEAT_S"] or agent.stopping():
                 rss = _rss_mb()
-                row = control.execute(
-                    "UPDATE gateway_agent SET heartbeat_at = now(), memory_mb = %s WHERE id = %s "
-                    "RETURNING status, shutdown_mode, log_level, start_token::text, now()",
-                    (rss, agent.id),
-                ).fetchone()
+                row = lifecycle.agent_heartbeat(control, agent.id, rss)
                 last_beat = now_mono
                 if row is None or row[3] != token:
                     agent.stop_mode = ShutdownMode.IMMEDIATE
                     end = "superseded"
                 else:
                     status, mode, level, _, now_db = row
-                    agent.log.level = level
+                    if level != agent.log.level:
+                        agent.log.level = level
+                        agent.log.write(f"log level {LogLevel(level).name}")
                     if status == AgentStatus.SHUTTING_DOWN and agent.stop_mode is None:
                         agent.stop_mode = mode or ShutdownMode.NORMAL
                         agent.log.write(f"shutdown requested ({agent.stop_mode})")
@@ -1033,7 +957,7 @@ def _loop(control: psycopg.Connection, agent: AgentProcess, token: str, cfg: dic
                         f"the worker process uses {rss:.0f} MB, above max_memory "
                         f"{agent.max_memory} MB",
                         severity="WARN",
-                        code="703",
+                        code="436",  # MGW's LOW MEMORY WARNING (§4.5)
                     )
             if agent.stopping():
                 break
@@ -1068,9 +992,9 @@ def _loop(control: psycopg.Connection, agent: AgentProcess, token: str, cfg: dic
     # (it would take this process for a second one and go BROKEN).
     control.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_NS, agent.id))
     if end == "worker_shutdown":
-        _end(control, agent.id, "START_SCHEDULED", "", restart=True, token=token)
+        lifecycle.agent_end(control, agent.id, restart=True, token=token)
     elif end != "superseded":
-        _end(control, agent.id, "NOT_STARTED", "", token=token)
+        lifecycle.agent_end(control, agent.id, token=token)
     return end
 
 
@@ -1084,8 +1008,6 @@ def _schedule(
 ) -> None:
     """Refresh each runner's view of its job and hand the due ones to the pool, at most
     ``max_connections`` at a time per link."""
-    from gateway.models import Link
-
     seen = set()
     limits = dict(Link.objects.filter(agent_id=agent.id).values_list("id", "max_connections"))
     for spec in specs:
@@ -1128,34 +1050,3 @@ def _run_cycle(runner: JobRunner) -> None:
         runner.cycle()
     finally:
         close_old_connections()
-
-
-def _end(
-    conn: psycopg.Connection,
-    agent_id: int,
-    status: str,
-    error: str,
-    *,
-    restart: bool = False,
-    token: str | None = None,
-) -> None:
-    conn.execute(
-        """
-        UPDATE gateway_agent SET status = %(status)s, instance = '', pid = NULL,
-               heartbeat_at = NULL, shutdown_mode = '',
-               start_token = CASE WHEN %(restart)s THEN start_token ELSE NULL END,
-               restart_at = CASE WHEN %(restart)s THEN now() + make_interval(secs => %(delay)s)
-                            END,
-               last_error_msg = CASE WHEN %(error)s <> '' THEN %(error)s ELSE last_error_msg END,
-               last_error_at = CASE WHEN %(error)s <> '' THEN now() ELSE last_error_at END
-        WHERE id = %(id)s AND (%(token)s::uuid IS NULL OR start_token = %(token)s::uuid)
-        """,
-        {
-            "status": status,
-            "restart": restart,
-            "delay": config()["RESTART_DELAY_S"],
-            "error": error,
-            "id": agent_id,
-            "token": token,
-        },
-    )

@@ -1,6 +1,8 @@
 """One TextChoices per MGW enumeration (spec/gateway.md §1.6.6, §1.7, §1.8, §1.9, §1.12, §2.1);
 model fields, filters, serializers and badges all read these."""
 
+from __future__ import annotations
+
 from django.db import models
 
 
@@ -34,13 +36,28 @@ class ShutdownMode(models.TextChoices):
 
 
 class LogLevel(models.IntegerChoices):
-    """DBMS_MGWADM's log levels 0 to 4."""
+    """DBMS_MGWADM's log levels 0 to 4 under their Oracle names (spec §1.5, §2.1)."""
 
-    BASIC = 0, "BASIC_LOGGING"
-    LIGHT = 1, "LIGHT_LOGGING"
-    MEDIUM = 2, "MEDIUM_LOGGING"
-    HEAVY = 3, "HEAVY_LOGGING"
-    TRACE = 4, "TRACE_LOGGING"
+    BASIC_LOGGING = 0, "BASIC_LOGGING"
+    TRACE_LITE_LOGGING = 1, "TRACE_LITE_LOGGING"
+    TRACE_HIGH_LOGGING = 2, "TRACE_HIGH_LOGGING"
+    TRACE_DEBUG_LOGGING = 3, "TRACE_DEBUG_LOGGING"
+    TRACE_DEBUG_HIGH_LOGGING = 4, "TRACE_DEBUG_HIGH_LOGGING"
+
+    @classmethod
+    def parse(cls, value: object) -> LogLevel | None:
+        """A level from its number (0-4, or its digits) or its Oracle name; None otherwise."""
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, int):
+            return cls(value) if value in cls.values else None
+        if isinstance(value, str):
+            text = value.strip().upper()
+            if text in cls.names:
+                return cls[text]
+            if text.isascii() and text.isdigit() and int(text) in cls.values:
+                return cls(int(text))
+        return None
 
 
 class LinkType(models.TextChoices):
@@ -72,7 +89,8 @@ class Recovery(models.TextChoices):
 
     NONE = "", "None"
     MISSING_MESSAGE = "MISSING_MESSAGE", "[415] missing source message"
-    MISSING_LOG_RECORD = "MISSING_LOG_RECORD", "[416] missing log record"
+    # Our recovery reads the outbound log (the inbound one, [416], is our own receive log).
+    MISSING_LOG_RECORD = "MISSING_LOG_RECORD", "[417] missing outbound log record"
 
 
 class CleanupAction(models.TextChoices):

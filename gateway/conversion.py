@@ -19,6 +19,13 @@ from queues import engine
 JSON = "application/json"
 TEXT = "text/plain; charset=utf-8"
 
+# MGW's conversion failure codes (spec §4.5) as this gateway reports them, in the agent log's
+# code column, the job's last error and the exception queue's copy.
+PAYLOAD_NOT_SUPPORTED = "720"  # outbound: the foreign system cannot carry this message
+TRANSFORMATION_TYPE = "721"  # a transformation's result cannot be converted or does not fit
+TRANSFORMATION_FAILED = "722"  # a transformation raised
+CONVERSION_NOT_SUPPORTED = "724"  # inbound: the foreign message does not fit our queue
+
 
 def body_of(payload: Any) -> tuple[bytes, str]:
     if isinstance(payload, str):

@@ -13,6 +13,7 @@ from django.conf import settings
 
 from core.exceptions import DomainError
 from gateway.choices import CleanupAction, Direction, Domain, LinkType, LogLevel
+from gateway.drivers import driver_class
 from gateway.models import DEFAULT_AGENT, Agent, ForeignQueue, Job, Link
 from gateway.options import JOB_OPTIONS
 from gateway.services import NO_CHANGE
@@ -28,8 +29,6 @@ BOOL_CHOICES = [("TRUE", "yes"), ("FALSE", "no")]
 def driver_for(link_type: str) -> Any:
     """The driver class of ``link_type``, or None while its module is missing or the type is
     unknown (drivers load lazily: a page must not fail because one driver is absent)."""
-    from gateway.drivers import driver_class
-
     try:
         return driver_class(link_type)
     except (ImportError, ValueError):
@@ -41,6 +40,8 @@ class GatewayForm(forms.Form):
 
     def error_field(self, exc: DomainError) -> str | None:
         field = exc.field
+        if field == "properties.password" and "password" in self.fields:
+            return "password"  # the form's own input for it
         if field == "options":
             # Option errors name the option in the message; put it on that option's input.
             for name in self.fields:
@@ -168,6 +169,14 @@ class AgentOptionForm(GatewayForm):
         required=False, help_text="Store it encrypted; pages and the API show <<ENCRYPTED>>."
     )
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.is_bound and self.fields["encrypted"].widget.value_from_datadict(
+            self.data, self.files, self.add_prefix("encrypted")
+        ):
+            # A refused encrypted value is not rendered back into the page.
+            self.fields["value"].widget = forms.PasswordInput(render_value=False)
+
 
 # --- links ---------------------------------------------------------------------------------------
 
@@ -257,6 +266,10 @@ class LinkForm(GatewayForm):
                 out[key.split(".", 1)[1]] = value
             elif key.startswith("properties.") and self.link is not None:
                 out[key.split(".", 1)[1]] = ""  # cleared: back to the default (or "required")
+        # The DBMS_MGWADM spelling, posted by a script rather than this form's password input:
+        # heard, not dropped (the service makes it the link's password).
+        if self.data.get("properties.password"):
+            out["password"] = self.data["properties.password"]
         return out
 
     def _options(self) -> dict[str, str]:

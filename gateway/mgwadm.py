@@ -24,7 +24,15 @@ from typing import Any, TypeVar
 
 from core.exceptions import DomainError, NotFound
 from gateway import services
-from gateway.choices import CleanupAction, Direction, Domain, OptionType, ShutdownMode
+from gateway.choices import (
+    CleanupAction,
+    Direction,
+    Domain,
+    LogLevel,
+    OptionType,
+    ShutdownMode,
+)
+from gateway.drivers import driver_class
 from gateway.models import DEFAULT_AGENT as _DEFAULT_AGENT_NAME
 from gateway.models import Agent, AgentOption, ForeignQueue, Job, Link
 
@@ -49,11 +57,6 @@ TRACE_LITE_LOGGING = 1
 TRACE_HIGH_LOGGING = 2
 TRACE_DEBUG_LOGGING = 3
 TRACE_DEBUG_HIGH_LOGGING = 4
-# gateway.choices.LogLevel's labels for the same five levels.
-LIGHT_LOGGING = 1
-MEDIUM_LOGGING = 2
-HEAVY_LOGGING = 3
-TRACE_LOGGING = 4
 
 CLEAN_STARTUP_STATE = 1
 CLEAN_LOG_QUEUES = 2
@@ -89,20 +92,8 @@ PARAMETER_CONSTANTS: dict[str, dict[str, tuple[int, Any]]] = {
         "SHUTDOWN_NORMAL": (SHUTDOWN_NORMAL, ShutdownMode.NORMAL),
         "SHUTDOWN_IMMEDIATE": (SHUTDOWN_IMMEDIATE, ShutdownMode.IMMEDIATE),
     },
-    "log_level": {
-        name: (value, value)
-        for name, value in (
-            ("BASIC_LOGGING", BASIC_LOGGING),
-            ("TRACE_LITE_LOGGING", TRACE_LITE_LOGGING),
-            ("TRACE_HIGH_LOGGING", TRACE_HIGH_LOGGING),
-            ("TRACE_DEBUG_LOGGING", TRACE_DEBUG_LOGGING),
-            ("TRACE_DEBUG_HIGH_LOGGING", TRACE_DEBUG_HIGH_LOGGING),
-            ("LIGHT_LOGGING", LIGHT_LOGGING),
-            ("MEDIUM_LOGGING", MEDIUM_LOGGING),
-            ("HEAVY_LOGGING", HEAVY_LOGGING),
-            ("TRACE_LOGGING", TRACE_LOGGING),
-        )
-    },
+    # The constants' values are gateway.choices.LogLevel's; names or numbers are accepted.
+    "log_level": {level.name: (level.value, level) for level in LogLevel},
     "action": {
         "CLEAN_STARTUP_STATE": (CLEAN_STARTUP_STATE, CleanupAction.CLEAN_STARTUP_STATE),
         "CLEAN_LOG_QUEUES": (CLEAN_LOG_QUEUES, CleanupAction.CLEAN_LOG_QUEUES),
@@ -402,9 +393,10 @@ def shutdown(sdmode: int | str = SHUTDOWN_NORMAL, agent_name: str = DEFAULT_AGEN
 
 @procedure()
 def set_log_level(agent_name: str | int = DEFAULT_AGENT, log_level: int | None = None) -> Agent:
-    """SET_LOG_LEVEL → services.agent_set_log_level. SET_LOG_LEVEL(log_level) (the default agent's
-    form) works too: an int in ``agent_name``'s place is the level."""
-    if isinstance(agent_name, int) and log_level is None:
+    """SET_LOG_LEVEL → services.agent_set_log_level (the agent must be RUNNING). The level is a
+    constant (a number) or its name. SET_LOG_LEVEL(log_level) (the default agent's form) works
+    too: a level in ``agent_name``'s place is the level."""
+    if log_level is None and LogLevel.parse(agent_name) is not None:
         agent_name, log_level = DEFAULT_AGENT, agent_name
     if log_level is None:
         raise DomainError(
@@ -509,8 +501,7 @@ def _split_properties(properties: Any, *, alter: bool) -> tuple[dict[str, Any], 
     if alter:
         props = {k: v for k, v in props.items() if v is not NO_CHANGE and v is not None}
     extra: dict[str, Any] = {}
-    if "password" in props:
-        extra["password"] = props.pop("password")
+    # A password stays in the properties: the service takes it out (services.link_create).
     for key in _LINK_COLUMNS:
         if key in props:
             value = props.pop(key)
@@ -596,8 +587,6 @@ def register_foreign_queue(
 ) -> ForeignQueue:
     """REGISTER_FOREIGN_QUEUE → services.foreign_queue_register. ``domain`` NULL: derived from
     the messaging system (QUEUE where it has queues, else TOPIC)."""
-    from gateway.drivers import driver_class
-
     link = _link(linkname)
     if domain is None:
         domains = driver_class(link.link_type).domains

@@ -35,7 +35,7 @@ class Agent(models.Model):
     max_memory = models.PositiveIntegerField(default=64, help_text="MB; checked, not enforced.")
     max_threads = models.PositiveSmallIntegerField(default=1)
     comment = models.TextField(blank=True)
-    log_level = models.SmallIntegerField(choices=LogLevel.choices, default=LogLevel.BASIC)
+    log_level = models.SmallIntegerField(choices=LogLevel.choices, default=LogLevel.BASIC_LOGGING)
     # Run time: written by the services (requests) and the agent process (what happened).
     status = models.CharField(
         max_length=16, choices=AgentStatus.choices, default=AgentStatus.NOT_STARTED

@@ -48,27 +48,30 @@ JOB_OPTIONS: dict[str, Option] = {
 }
 
 
-def coerce(name: str, option: Option, value: Any, *, field: str) -> Any:
-    """The value as the option's kind, or DomainError naming the option."""
+def coerce(name: str, option: Option, value: Any, *, field: str, secret: bool = False) -> Any:
+    """The value as the option's kind, or DomainError naming the option. A ``secret`` value (an
+    encrypted option) is never quoted back in the error."""
+    shown = "the value given" if secret else repr(value)
     if option.kind == "bool":
         text = str(value).strip().upper()
         if isinstance(value, bool):
             return value
         if text not in ("TRUE", "FALSE"):
-            raise DomainError(f"Option {name} takes TRUE or FALSE, not {value!r}.", field=field)
+            raise DomainError(f"Option {name} takes TRUE or FALSE, not {shown}.", field=field)
         return text == "TRUE"
     if option.kind == "int":
         try:
             number = int(str(value).strip())
         except ValueError:
             raise DomainError(
-                f"Option {name} takes an integer, not {value!r}.", field=field
+                f"Option {name} takes an integer, not {shown}.", field=field
             ) from None
         if (option.low is not None and number < option.low) or (
             option.high is not None and number > option.high
         ):
             raise DomainError(
-                f"Option {name} must be between {option.low} and {option.high}, not {number}.",
+                f"Option {name} must be between {option.low} and {option.high}, not "
+                f"{'the value given' if secret else number}.",
                 field=field,
             )
         return number

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import timedelta
 from typing import Any
 
@@ -10,7 +11,11 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from gateway.choices import AGENT_LIVE_STATES, AgentPing, AgentStatus
+from gateway.config import LOCK_NS, config
+from gateway.drivers import driver_class
+from gateway.drivers.base import AT_LEAST_ONCE
 from gateway.models import Agent, AgentLogLine, ForeignQueue, Job, Link
+from jobs.models import Worker
 
 
 def agent_list() -> QuerySet[Agent]:
@@ -58,9 +63,6 @@ def link_guarantees(link: Link) -> dict[str, tuple[str, str]]:
     """The delivery guarantee of the link's jobs per direction, (guarantee, why). Outbound on
     AMQP and Redis is exactly-once only with an outbound log queue (the driver writes the job's
     record in the same foreign transaction as the batch)."""
-    from gateway.drivers import driver_class
-    from gateway.drivers.base import AT_LEAST_ONCE
-
     driver = driver_class(link.link_type)
     outbound = driver.outbound_guarantee
     if link.link_type in ("AMQP", "REDIS") and not link.outbound_log_queue:
@@ -98,8 +100,6 @@ def agent_log(agent: Agent, *, limit: int = 200, min_severity: str = "") -> Quer
 
 def live_agent_ids() -> set[int]:
     """Agents whose process holds its session advisory lock right now (gateway/agent.py)."""
-    from gateway.agent import LOCK_NS
-
     with connection.cursor() as cur:
         cur.execute(
             # Advisory locks are server-wide: only this database's agents count.
@@ -111,11 +111,19 @@ def live_agent_ids() -> set[int]:
         return {int(r[0]) for r in cur.fetchall()}
 
 
+def console_database_role() -> tuple[str, str]:
+    """The PostgreSQL role the console itself logs in as and its password: an agent user for
+    an agent that may do what the console does (the demo, the benchmark, the tests). When the
+    server lets the console in without a password (trust or peer authentication) the password
+    is a random one the server does not check, since DBMS_MGWADM wants one with a username."""
+    connection.ensure_connection()
+    info = connection.connection.info
+    return info.user, info.password or secrets.token_urlsafe(16)
+
+
 def agent_ping(agent: Agent, *, live: set[int] | None = None) -> str | None:
     """MGW_GATEWAY.AGENT_PING: None when no process should exist (NOT_STARTED, START_SCHEDULED,
     BROKEN); REACHABLE when the process holds its lock and beat recently; else UNREACHABLE."""
-    from gateway.agent import config
-
     if agent.status not in AGENT_LIVE_STATES:
         return None
     live = live_agent_ids() if live is None else live
@@ -129,8 +137,6 @@ def agent_diagnostics(agent: Agent) -> list[str]:
     """Why an agent is stuck (spec §4.3): a START_SCHEDULED agent needs a worker on its queue."""
     notes: list[str] = []
     if agent.status == AgentStatus.START_SCHEDULED:
-        from jobs.models import Worker
-
         cutoff = timezone.now() - timedelta(seconds=60)
         serving = Worker.objects.filter(
             stopped_at__isnull=True, last_seen__gte=cutoff, queues__contains=[agent.celery_queue]

@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import connection, transaction
+from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core.choices import Capability, ChangeAction
 from core.exceptions import Conflict, DomainError, Forbidden, NotFound
 from core.roles import user_can
 from core.services import change_log_deletion, change_log_record, object_snapshot
-from gateway import crypto
+from gateway import crypto, lifecycle
 from gateway.choices import (
     AGENT_LIVE_STATES,
     AgentStatus,
@@ -34,14 +37,27 @@ from gateway.choices import (
     Recovery,
     ShutdownMode,
 )
-from gateway.drivers import driver_class
+from gateway.config import config
+from gateway.drivers import driver_class, link_driver
 from gateway.drivers.base import ForeignError, PropertyError
-from gateway.models import DEFAULT_AGENT, Agent, AgentOption, ForeignQueue, Job, Link
+from gateway.models import (
+    DEFAULT_AGENT,
+    Agent,
+    AgentLogLine,
+    AgentOption,
+    ForeignQueue,
+    Job,
+    Link,
+    ReceiveLog,
+    SendLog,
+)
 from gateway.options import AGENT_OPTIONS, JOB_OPTIONS, coerce
+from gateway.selectors import agent_ping, live_agent_ids
+from gateway.tasks import agent_run
 from queues import engine
 from queues import services as queue_services
 from queues.choices import QueueKind
-from queues.models import Queue
+from queues.models import Queue, Subscriber
 
 User = AbstractBaseUser | AnonymousUser | None
 
@@ -56,12 +72,6 @@ def _require(user: User, capability: str) -> None:
 
 def _log(user: User, action: str, verb: str, obj: Any, before: Any = None, after: Any = None):
     change_log_record(user=user, action=action, verb=verb, obj=obj, before=before, after=after)
-
-
-def _notify(agent_id: int) -> None:
-    """Wake the agent: it re-reads its configuration (MGW's configuration notifications, §1.2)."""
-    with connection.cursor() as cur:
-        cur.execute("SELECT pg_notify(%s, '')", [f"mgw_agent_{agent_id}"])
 
 
 def _upper_name(value: str, *, field: str) -> str:
@@ -162,9 +172,9 @@ def agent_alter(
         a.comment = comment or ""
     a.restart_required = sorted(pending)
     a.full_clean()
-    a.save()
+    a.save(update_fields=_AGENT_CONFIG_FIELDS)
     _log(user, ChangeAction.UPDATE, "agent_alter", a, before=before, after=_snapshot(a))
-    _notify(a.pk)
+    lifecycle.notify_agent(a.pk)
     return a
 
 
@@ -187,12 +197,21 @@ def agent_remove(*, user: User, agent: Agent) -> None:
     change_log_deletion(user=user, verb="agent_remove", object_type="gateway.agent", before=before)
 
 
-def _send_start(agent: Agent) -> None:
-    from gateway.tasks import agent_run
+# What ALTER_AGENT writes; the run-time columns are gateway/lifecycle.py's.
+_AGENT_CONFIG_FIELDS = [
+    "username",
+    "password_encrypted",
+    "max_memory",
+    "max_threads",
+    "comment",
+    "restart_required",
+    "updated",
+]
 
-    token = str(agent.start_token)
+
+def _send_start(agent: Agent, token: uuid.UUID) -> None:
     queue = agent.celery_queue
-    transaction.on_commit(lambda: agent_run.apply_async((agent.pk, token), queue=queue))
+    transaction.on_commit(lambda: agent_run.apply_async((agent.pk, str(token)), queue=queue))
 
 
 @transaction.atomic
@@ -208,18 +227,20 @@ def agent_startup(*, user: User, agent: Agent) -> Agent:
         )
     if a.status != AgentStatus.NOT_STARTED:
         raise Conflict(f"Agent {a.name} is already {a.status}.", field="status")
-    if a.username and not a.password_encrypted:
+    if not a.username:
+        # §2.3, §5.2: no start without an agent user (the PostgreSQL role the agent logs in as).
+        raise Conflict(
+            f"Agent {a.name} has no agent user: set its username and password (ALTER_AGENT) "
+            "before STARTUP.",
+            field="username",
+        )
+    if not a.password_encrypted:
         raise DomainError(f"Agent {a.name} has a username but no password.", field="password")
-    a.status = AgentStatus.START_SCHEDULED
-    a.start_token = uuid.uuid4()
-    a.shutdown_mode = ""
-    a.shutdown_requested = False
-    a.restart_at = None
-    a.last_error_msg = ""
-    a.last_error_at = None
-    a.save()
+    token = lifecycle.agent_schedule_start(a.pk)
+    assert token is not None  # NOT_STARTED under our row lock
+    a.refresh_from_db()
     _log(user, ChangeAction.UPDATE, "agent_startup", a)
-    _send_start(a)
+    _send_start(a, token)
     return a
 
 
@@ -239,41 +260,40 @@ def agent_shutdown(*, user: User, agent: Agent, mode: str = ShutdownMode.NORMAL)
             f"Agent {a.name} is BROKEN: use CLEANUP_GATEWAY with CLEAN_STARTUP_STATE.",
             field="status",
         )
-    a.shutdown_requested = True
-    if a.status == AgentStatus.START_SCHEDULED:
-        # No process yet: the start task, when a worker takes it, finds its token gone.
-        a.status = AgentStatus.NOT_STARTED
-        a.start_token = None
-        a.restart_at = None
-    else:
-        a.status = AgentStatus.SHUTTING_DOWN
-        if a.shutdown_mode != ShutdownMode.IMMEDIATE:
-            a.shutdown_mode = mode
-    a.save()
+    lifecycle.agent_request_shutdown(a.pk, mode)
+    a.refresh_from_db()
     _log(user, ChangeAction.UPDATE, "agent_shutdown", a, after={"mode": mode})
-    _notify(a.pk)
+    lifecycle.notify_agent(a.pk)
     return a
 
 
 @transaction.atomic
-def agent_set_log_level(*, user: User, agent: Agent, log_level: int) -> Agent:
-    """SET_LOG_LEVEL: 0 (basic) to 4 (trace); a running agent applies it at its next poll."""
+def agent_set_log_level(*, user: User, agent: Agent, log_level: int | str) -> Agent:
+    """SET_LOG_LEVEL: BASIC_LOGGING (0) to TRACE_DEBUG_HIGH_LOGGING (4), by number or name. The
+    agent must be RUNNING (§2.3); it applies the level at its next beat, and keeps it for its
+    next start (MGW's mgw.ora log_level)."""
     _require(user, Capability.OPERATE)
-    if log_level not in LogLevel.values:
-        raise DomainError("log_level must be 0, 1, 2, 3 or 4.", field="log_level")
+    level = LogLevel.parse(log_level)
+    if level is None:
+        names = ", ".join(f"{lv.name} ({lv.value})" for lv in LogLevel)
+        raise DomainError(f"log_level must be one of {names}.", field="log_level")
     a = Agent.objects.select_for_update().get(pk=agent.pk)
-    before = {"log_level": a.log_level}
-    a.log_level = log_level
+    if a.status != AgentStatus.RUNNING:
+        raise Conflict(
+            f"SET_LOG_LEVEL needs a RUNNING agent; {a.name} is {a.status}.", field="status"
+        )
+    before = {"log_level": LogLevel(a.log_level).name}
+    a.log_level = level
     a.save(update_fields=["log_level", "updated"])
-    _log(user, ChangeAction.UPDATE, "agent_set_log_level", a, before, {"log_level": log_level})
-    _notify(a.pk)
+    _log(user, ChangeAction.UPDATE, "agent_set_log_level", a, before, {"log_level": level.name})
+    lifecycle.notify_agent(a.pk)
     return a
 
 
-def _agent_option_value(name: str, value: str) -> str:
+def _agent_option_value(name: str, value: str, *, secret: bool) -> str:
     option = AGENT_OPTIONS.get(name)
     if option is not None:
-        coerce(name, option, value, field="value")
+        coerce(name, option, value, field="value", secret=secret)
     return value
 
 
@@ -287,7 +307,7 @@ def agent_option_set(
     name = (name or "").strip()
     if not name:
         raise DomainError("An option needs a name.", field="name")
-    _agent_option_value(name, value)
+    _agent_option_value(name, value, secret=encrypted)
     a = Agent.objects.select_for_update().get(pk=agent.pk)
     stored = crypto.encrypt(value) if encrypted else value
     opt, _ = AgentOption.objects.update_or_create(
@@ -324,8 +344,6 @@ def agent_cleanup(*, user: User, agent: Agent, action: str, sarg: str = "") -> A
     """CLEANUP_GATEWAY. CLEAN_STARTUP_STATE forgets a dead or BROKEN agent's run-time state (after
     the operator made sure no process is left); the other actions need a RUNNING agent, which
     carries them out at its next poll."""
-    from gateway.selectors import agent_ping
-
     _require(user, Capability.OPERATE)
     if action not in CleanupAction.values:
         raise DomainError(f"Unknown cleanup action {action!r}.", field="action")
@@ -344,20 +362,13 @@ def agent_cleanup(*, user: User, agent: Agent, action: str, sarg: str = "") -> A
             )
         if agent_ping(a) == "REACHABLE":
             raise Conflict(f"Agent {a.name} answers; shut it down instead.", field="status")
-        a.status = AgentStatus.NOT_STARTED
-        a.start_token = None
-        a.instance = ""
-        a.pid = None
-        a.restart_at = None
-        a.shutdown_mode = ""
-        a.save()
+        lifecycle.agent_clean_startup_state(a.pk)
+        a.refresh_from_db()
         _log(user, ChangeAction.UPDATE, "cleanup_gateway", a, after={"action": action})
         return a
     if a.status != AgentStatus.RUNNING:
         raise Conflict(f"{action} needs a RUNNING agent; {a.name} is {a.status}.", field="status")
     if action == CleanupAction.CLEAN_LOG_QUEUES:
-        from gateway.models import ReceiveLog, SendLog
-
         # Log records of jobs that no longer exist, and old inbound keys (the agent also does this
         # at every start).
         SendLog.objects.filter(job__link__agent=a, job__status=JobStatus.DELETE_PENDING).delete()
@@ -379,17 +390,38 @@ def agent_cleanup(*, user: User, agent: Agent, action: str, sarg: str = "") -> A
         )
     # The agent acts on the flag at its next poll: it writes our log record for the batch in
     # doubt (missing message) or starts the foreign log afresh (missing log record).
-    job.recovery = f"RESET_{want}"
-    job.status = JobStatus.READY
-    job.failures = 0
-    job.next_attempt_at = None
-    job.save()
+    lifecycle.job_recovery_reset(job.pk, want)
     _log(user, ChangeAction.UPDATE, "cleanup_gateway", job, after={"action": action})
-    _notify(a.pk)
+    lifecycle.notify_agent(a.pk)
     return a
 
 
 # --- links ---------------------------------------------------------------------------------------
+
+
+def _password_from_properties(properties: Any, password: Any) -> tuple[Any, Any]:
+    """DBMS_MGWADM passes a link's password inside its properties (SYS.MGW_MQSERIES_PROPERTIES
+    has a password attribute): it is taken out and becomes the link's password, stored
+    encrypted like one given apart. Two different passwords, one each way, are a 400; a NULL
+    (None) or empty one in the properties means "not given", as NULL does in Oracle."""
+    if not isinstance(properties, dict) or "password" not in properties:
+        return properties, password
+    props = dict(properties)
+    given = props.pop("password")
+    if given is None or given == "":
+        return props, password
+    if not isinstance(given, str):
+        raise DomainError("The password must be text.", field="properties.password")
+    if password not in (NO_CHANGE, None, "") and password != given:
+        raise DomainError(
+            "Two different passwords were given (password and properties.password); give it once.",
+            field="properties.password",
+        )
+    return props, given
+
+
+# Table C-3: a link's server is fixed; another server is another link.
+_FIXED_PROPERTIES = ("host", "port")
 
 
 def _driver_props(link_type: str, properties: dict[str, Any]) -> dict[str, Any]:
@@ -400,7 +432,8 @@ def _driver_props(link_type: str, properties: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(properties, dict):
         raise DomainError("Properties must be an object of name/value pairs.", field="properties")
     props = dict(properties)
-    props.pop("password", None)
+    if "password" in props:  # the callers took it out (_password_from_properties)
+        raise DomainError("The password is not a stored property.", field="properties.password")
     try:
         return cls.validate_properties(props)
     except PropertyError as exc:
@@ -450,6 +483,7 @@ def link_create(
     fixed from now on (default DEFAULT_AGENT)."""
     _require(user, Capability.CONFIGURE)
     name = _upper_name(name, field="linkname")
+    properties, password = _password_from_properties(properties, password)
     link_type = (link_type or "").strip().upper()
     if link_type not in LinkType.values:
         raise DomainError(
@@ -474,7 +508,7 @@ def link_create(
     link.full_clean()
     link.save()
     _log(user, ChangeAction.CREATE, "create_msgsystem_link", link, after=_snapshot(link))
-    _notify(link.agent_id)
+    lifecycle.notify_agent(link.agent_id)
     return link
 
 
@@ -491,8 +525,9 @@ def link_alter(
     comment: Any = NO_CHANGE,
 ) -> Link:
     """ALTER_MSGSYSTEM_LINK: given properties are merged over the current ones and validated
-    again; the agent and type never change; the log queue is locked while an outbound job uses
-    the link."""
+    again; the agent, type, host and port never change (Table C-3: another server is a new
+    link); the log queue is locked while an outbound job uses the link. A password inside
+    ``properties`` is the link's password."""
     _require(user, Capability.CONFIGURE)
     ln = Link.objects.select_for_update().get(pk=link.pk)
     before = _snapshot(ln)
@@ -501,7 +536,17 @@ def link_alter(
             raise DomainError("Properties must be an object.", field="properties")
         if "agent" in properties or "link_type" in properties:
             raise DomainError("A link's agent and type are fixed at creation.", field="properties")
-        ln.properties = _driver_props(ln.link_type, {**ln.properties, **properties})
+        properties, password = _password_from_properties(properties, password)
+        cleaned = _driver_props(ln.link_type, {**ln.properties, **properties})
+        for fixed in _FIXED_PROPERTIES:
+            now, was = cleaned.get(fixed), ln.properties.get(fixed)
+            if fixed in properties and str(now).lower() != str(was).lower():
+                raise DomainError(
+                    f"A link's {fixed} cannot be altered (it is {was}; Table C-3): create a new "
+                    "link for another server.",
+                    field=f"properties.{fixed}",
+                )
+        ln.properties = cleaned
     if password is not NO_CHANGE:
         ln.password_encrypted = crypto.encrypt(password or "")
     if options is not NO_CHANGE:
@@ -523,7 +568,7 @@ def link_alter(
     ln.full_clean()
     ln.save()
     _log(user, ChangeAction.UPDATE, "alter_msgsystem_link", ln, before, _snapshot(ln))
-    _notify(ln.agent_id)
+    lifecycle.notify_agent(ln.agent_id)
     return ln
 
 
@@ -556,22 +601,7 @@ def link_remove(*, user: User, link: Link) -> None:
     change_log_deletion(
         user=user, verb="remove_msgsystem_link", object_type="gateway.link", before=before
     )
-    _notify(agent_id)
-
-
-def link_driver(link: Link, *, client_id: str = "", timeout: float = 5.0) -> Any:
-    """A driver for ``link`` with its password decrypted (agent and test connection only)."""
-    cls = driver_class(link.link_type)
-    props = dict(link.properties)
-    if link.outbound_log_queue:
-        props["outbound_log_queue"] = link.outbound_log_queue
-    return cls(
-        properties=props,
-        options=dict(link.options),
-        secret=crypto.decrypt(link.password_encrypted) or None,
-        client_id=client_id or f"mgw-{link.name.lower()}",
-        timeout=timeout,
-    )
+    lifecycle.notify_agent(agent_id)
 
 
 def link_test(*, user: User, link: Link) -> tuple[bool, str]:
@@ -673,8 +703,6 @@ def foreign_queue_unregister(*, user: User, foreign_queue: ForeignQueue) -> None
 
 
 def _q_any(**conditions: Any) -> Any:
-    from django.db.models import Q
-
     q = Q()
     for key, value in conditions.items():
         q |= Q(**{key: value})
@@ -735,8 +763,6 @@ def _job_options(link: Link, options: Any, *, base: dict[str, Any] | None = None
 
 
 def _check_transformation(name: str) -> str:
-    from django.conf import settings
-
     name = (name or "").strip().upper()
     if name and name not in getattr(settings, "MGW_TRANSFORMATIONS", {}):
         known = ", ".join(sorted(getattr(settings, "MGW_TRANSFORMATIONS", {}))) or "none"
@@ -900,7 +926,7 @@ def job_create(
         )
     job.save()
     _log(user, ChangeAction.CREATE, "create_job", job, after=_snapshot(job))
-    _notify(job.link.agent_id)
+    lifecycle.notify_agent(job.link.agent_id)
     return job
 
 
@@ -930,8 +956,6 @@ def job_alter(
     if rule is not NO_CHANGE:
         j.rule = _check_rule(rule or "", j.source_queue, j.direction)
         if j.subscriber_id:
-            from queues.models import Subscriber
-
             Subscriber.objects.filter(pk=j.subscriber_id).update(rule=j.rule)
     if transformation is not NO_CHANGE:
         j.transformation = _check_transformation(transformation or "")
@@ -955,22 +979,35 @@ def job_alter(
     if comments is not NO_CHANGE:
         j.comment = comments or ""
     j.full_clean()
-    j.save()
+    j.save(update_fields=_JOB_CONFIG_FIELDS)
     _log(user, ChangeAction.UPDATE, "alter_job", j, before, _snapshot(j))
-    _notify(j.link.agent_id)
+    lifecycle.notify_agent(j.link.agent_id)
     return j
 
 
-def _set_job(user: User, job: Job, verb: str, capability: str, **changes: Any) -> Job:
+# What ALTER_JOB writes; status, failures, back-off and recovery are gateway/lifecycle.py's.
+_JOB_CONFIG_FIELDS = [
+    "rule",
+    "transformation",
+    "exception_queue",
+    "exception_foreign",
+    "poll_interval",
+    "options",
+    "comment",
+    "updated",
+]
+
+
+def _set_job(user: User, job: Job, verb: str, capability: str, *, enabled: bool) -> Job:
+    """ENABLE_JOB / DISABLE_JOB."""
     _require(user, capability)
     j = Job.objects.select_for_update(of=("self",)).select_related("link").get(pk=job.pk)
     _refuse_if_pending(j)
-    before = {k: getattr(j, k) for k in changes}
-    for key, value in changes.items():
-        setattr(j, key, value)
-    j.save()
+    before, changes = {"enabled": j.enabled}, {"enabled": enabled}
+    j.enabled = enabled
+    j.save(update_fields=["enabled", "updated"])
     _log(user, ChangeAction.UPDATE, verb, j, before=_jsonable(before), after=_jsonable(changes))
-    _notify(j.link.agent_id)
+    lifecycle.notify_agent(j.link.agent_id)
     return j
 
 
@@ -993,19 +1030,16 @@ def job_disable(*, user: User, job: Job) -> Job:
 @transaction.atomic
 def job_reset(*, user: User, job: Job) -> Job:
     """RESET_JOB: failures to 0, READY, and the agent retries at once."""
-    # A recovery problem is forgotten too: the agent runs its recovery again at once, which
-    # either finds the job in step now or reports the problem again.
-    return _set_job(
-        user,
-        job,
-        "reset_job",
-        Capability.OPERATE,
-        status=JobStatus.READY,
-        failures=0,
-        next_attempt_at=None,
-        recovery="",
-        recovery_batch=None,
-    )
+    _require(user, Capability.OPERATE)
+    j = Job.objects.select_for_update(of=("self",)).select_related("link").get(pk=job.pk)
+    _refuse_if_pending(j)
+    before = {"status": j.status, "failures": j.failures, "recovery": j.recovery}
+    lifecycle.job_reset(j.pk)
+    j.refresh_from_db()
+    after = {"status": j.status, "failures": j.failures, "recovery": j.recovery}
+    _log(user, ChangeAction.UPDATE, "reset_job", j, before=before, after=after)
+    lifecycle.notify_agent(j.link.agent_id)
+    return j
 
 
 @transaction.atomic
@@ -1017,28 +1051,14 @@ def job_remove(*, user: User, job: Job, force: bool = False) -> Job | None:
     _require(user, Capability.CONFIGURE)
     j = Job.objects.select_for_update(of=("self",)).select_related("link").get(pk=job.pk)
     if force:
-        job_delete_now(j, user=user, verb="remove_job")
+        lifecycle.job_delete(j, user=user, verb="remove_job")
         return None
     before = {"status": j.status}
-    j.status = JobStatus.DELETE_PENDING
-    j.next_attempt_at = None
-    j.save()
+    lifecycle.job_mark_delete_pending(j.pk)
+    j.refresh_from_db()
     _log(user, ChangeAction.UPDATE, "remove_job", j, before, {"status": j.status})
-    _notify(j.link.agent_id)
+    lifecycle.notify_agent(j.link.agent_id)
     return j
-
-
-def job_delete_now(job: Job, *, user: User = None, verb: str = "remove_job") -> None:
-    """Delete the job and what it owns here: its AQ subscriber (and so its pending copies) and
-    its log records. Foreign-side cleanup is the agent's (gateway/agent.py)."""
-    before = _snapshot(job)
-    sub = job.subscriber
-    agent_id = job.link.agent_id
-    job.delete()
-    if sub is not None:
-        queue_services.subscriber_remove(user=None, subscriber=sub)
-    change_log_deletion(user=user, verb=verb, object_type="gateway.job", before=before)
-    _notify(agent_id)
 
 
 def job_option_set(*, user: User, job: Job, name: str, value: str) -> Job:
@@ -1062,15 +1082,9 @@ def ensure_default_agent() -> Agent:
 
 def agents_reap() -> dict[str, int]:
     """A live-state agent whose process holds no lock and has not beaten for STALE_S died (a
-    killed worker, a lost connection): as MGW's Scheduler job after a restartable error, it goes
-    START_SCHEDULED and is started again after RESTART_DELAY_S; one dying while SHUTTING_DOWN
-    is simply stopped. Due restarts are sent here too."""
-    from datetime import timedelta
-
-    from gateway.agent import config
-    from gateway.models import AgentLogLine
-    from gateway.selectors import live_agent_ids
-
+    killed worker, a lost connection): gateway/lifecycle.py stops it (it was SHUTTING_DOWN) or
+    schedules its start again after RESTART_DELAY_S, as MGW's Scheduler job after a restartable
+    error. Due restarts are sent here too."""
     cfg = config()
     now = timezone.now()
     live = live_agent_ids()
@@ -1081,41 +1095,17 @@ def agents_reap() -> dict[str, int]:
         if a.heartbeat_at is not None and a.heartbeat_at > now - timedelta(seconds=cfg["STALE_S"]):
             continue
         with transaction.atomic():
-            fresh = Agent.objects.select_for_update().get(pk=a.pk)
-            if fresh.status not in AGENT_LIVE_STATES or fresh.start_token != a.start_token:
-                continue
-            where = f" on {fresh.instance}" if fresh.instance else ""
-            if fresh.status == AgentStatus.SHUTTING_DOWN:
-                fresh.status = AgentStatus.NOT_STARTED
-                fresh.start_token = None
-                text = f"agent process{where} gone during shutdown; agent stopped"
-            else:
-                fresh.status = AgentStatus.START_SCHEDULED
-                fresh.restart_at = now + timedelta(seconds=cfg["RESTART_DELAY_S"])
-                fresh.last_error_msg = (
-                    f"the agent process{where} (pid {fresh.pid}) ended unexpectedly; the start is "
-                    "scheduled again"
-                )
-                fresh.last_error_at = now
-                text = fresh.last_error_msg
-            fresh.instance, fresh.pid, fresh.heartbeat_at = "", None, None
-            fresh.save()
+            ended = lifecycle.agent_declare_dead(a.pk, a.start_token, now)
+            if ended is None:
+                continue  # it moved on meanwhile (shut down, restarted)
             AgentLogLine.objects.create(
-                agent=fresh,
-                session=fresh.start_time,
-                severity="ERROR",
-                component="reaper",
-                text=text,
+                agent=a, session=a.start_time, severity="ERROR", component="reaper", text=ended[1]
             )
             died += 1
     for a in Agent.objects.filter(status=AgentStatus.START_SCHEDULED, restart_at__lte=now):
         with transaction.atomic():
-            fresh = Agent.objects.select_for_update().get(pk=a.pk)
-            if fresh.status != AgentStatus.START_SCHEDULED or fresh.restart_at is None:
-                continue
-            fresh.start_token = uuid.uuid4()
-            fresh.restart_at = None
-            fresh.save()
-            _send_start(fresh)
-            restarted += 1
+            token = lifecycle.agent_restart_due(a.pk, now)
+            if token is not None:
+                _send_start(a, token)
+                restarted += 1
     return {"died": died, "restarted": restarted}

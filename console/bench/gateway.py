@@ -982,6 +982,7 @@ def _drop(topo: Topology, worker_hostname: str) -> None:
 def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict[str, Any]:
     """Every workload of the suite; the result object (``baseline`` adds nothing here)."""
     from gateway import services as gw
+    from gateway.selectors import console_database_role
     from queues import services as qs
 
     n = size_for(scale)
@@ -1004,8 +1005,13 @@ def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict
     worker: WorkerProcess | None = None
     hostname = f"{prefix.lower()}@{socket.gethostname()}"
     try:
+        username, password = console_database_role()  # STARTUP needs an agent user
         topo.agent = gw.agent_create(
-            user=None, name=prefix, comment="benchmark; removed when the run ends"
+            user=None,
+            name=prefix,
+            username=username,
+            password=password,
+            comment="benchmark; removed when the run ends",
         )
         topo.table = qs.queue_table_create(
             user=None,

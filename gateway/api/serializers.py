@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -85,6 +86,7 @@ class GatewayAgentSerializer(serializers.ModelSerializer):
     def get_ping(self, obj: Agent) -> str | None:
         return agent_ping(obj, live=self.context.get("live"))
 
+    @extend_schema_field(serializers.ChoiceField(choices=LogLevel.names))
     def get_log_level_name(self, obj: Agent) -> str:
         return LogLevel(obj.log_level).label
 
@@ -234,8 +236,6 @@ class JobSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_max_failures(self, obj: Job) -> int:
-        from django.conf import settings
-
         return int(settings.MGW["MAX_FAILURES"])
 
 
@@ -276,8 +276,35 @@ class ShutdownSerializer(serializers.Serializer):
     mode = serializers.ChoiceField(choices=ShutdownMode.choices, default=ShutdownMode.NORMAL)
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "enum": LogLevel.names},
+            {"type": "integer", "enum": LogLevel.values},
+        ]
+    }
+)
+class LogLevelField(serializers.Field):
+    """A log level by its Oracle name or its number, exactly as the schema says."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        exact = (isinstance(data, str) and data in LogLevel.names) or (
+            isinstance(data, int) and not isinstance(data, bool) and data in LogLevel.values
+        )
+        if not exact:
+            names = ", ".join(f"{lv.name} ({lv.value})" for lv in LogLevel)
+            raise serializers.ValidationError(f"log_level must be one of {names}.")
+        return data
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
 class LogLevelSerializer(serializers.Serializer):
-    log_level = serializers.IntegerField(help_text="0 (BASIC_LOGGING) to 4 (TRACE_LOGGING).")
+    log_level = LogLevelField(
+        help_text="BASIC_LOGGING (0), TRACE_LITE_LOGGING (1), TRACE_HIGH_LOGGING (2), "
+        "TRACE_DEBUG_LOGGING (3) or TRACE_DEBUG_HIGH_LOGGING (4), by name or number."
+    )
 
 
 class CleanupSerializer(serializers.Serializer):

@@ -139,8 +139,9 @@ class AgentViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         parameters=[OpenApiParameter("name", OpenApiTypes.STR, required=True)],
         responses={204: None},
     )
-    @action(detail=True, methods=["get", "post", "delete"])
-    def options(self, request: Request, pk: str | None = None) -> Response:
+    # Not a method named ``options``: that name is APIView's handler of the HTTP OPTIONS verb.
+    @action(detail=True, methods=["get", "post", "delete"], url_path="options", url_name="options")
+    def agent_options(self, request: Request, pk: str | None = None) -> Response:
         """The agent's options: GET lists them (encrypted values as <<ENCRYPTED>>), POST sets
         one (SET_OPTION), DELETE ?name= removes one (REMOVE_OPTION)."""
         agent = self.get_object()
@@ -234,8 +235,8 @@ class LinkViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         parameters=[OpenApiParameter("name", OpenApiTypes.STR, required=True)],
         responses=s.LinkSerializer,
     )
-    @action(detail=True, methods=["post", "delete"])
-    def options(self, request: Request, pk: str | None = None) -> Response:
+    @action(detail=True, methods=["post", "delete"], url_path="options", url_name="options")
+    def link_options(self, request: Request, pk: str | None = None) -> Response:
         """POST sets one option (SET_OPTION MSGLINK_OPTION; names the driver knows), DELETE
         ?name= removes one."""
         link = self.get_object()

@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from gateway.models import ForeignQueue, Job, Link
+from gateway.models import Agent, ForeignQueue, Job, Link
 from queues.models import Queue
 
 pytestmark = pytest.mark.django_db
@@ -33,6 +33,9 @@ def test_the_demo_loads_with_links_jobs_and_messages_and_a_second_load_is_a_no_o
     )
     assert (in_job.direction, in_job.destination_name) == ("INBOUND", "FROM_RABBIT")
     assert Queue.objects.get(name="TO_RABBIT").messages.count() == 5
+    # An agent user, so that STARTUP (refused without one) can start the demo's agent.
+    agent = Agent.objects.get(name="DEFAULT_AGENT")
+    assert agent.username and agent.password_encrypted
 
     again = StringIO()
     call_command("demo_topology", stdout=again)

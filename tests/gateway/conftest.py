@@ -9,13 +9,18 @@ import pytest
 
 from gateway import services as gw
 from gateway.models import Agent, ForeignQueue, Job, Link
+from gateway.selectors import console_database_role
 from queues import services as qs
 from tests.gateway.helpers import CLOSED, SECRET
 
 
 @pytest.fixture
 def default_agent(db) -> Agent:
-    return gw.ensure_default_agent()
+    """DEFAULT_AGENT with an agent user (STARTUP refuses an agent without one)."""
+    username, password = console_database_role()
+    return gw.agent_alter(
+        user=None, agent=gw.ensure_default_agent(), username=username, password=password
+    )
 
 
 @pytest.fixture

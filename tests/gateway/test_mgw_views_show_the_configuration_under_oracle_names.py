@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 
 from core.status import REGISTRY
 from gateway import mgwadm, selectors
-from gateway.agent import LOCK_NS
+from gateway.config import LOCK_NS
 from gateway.models import (
     DEFAULT_AGENT,
     Agent,

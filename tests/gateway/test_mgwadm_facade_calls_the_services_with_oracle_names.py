@@ -63,21 +63,25 @@ def test_agents_are_created_altered_started_and_stopped_with_oracle_names():
     agent = mgwadm.shutdown("myagent")  # SHUTDOWN(agent_name) overload
     assert agent.status == AgentStatus.NOT_STARTED
 
-    agent = mgwadm.set_log_level("myagent", mgwadm.TRACE_DEBUG_LOGGING)
-    assert agent.log_level == 3
-    default = mgwadm.set_log_level(mgwadm.TRACE_LITE_LOGGING)  # SET_LOG_LEVEL(log_level)
-    assert (default.name, default.log_level) == (mgwadm.DEFAULT_AGENT, 1)
+    # SET_LOG_LEVEL needs a RUNNING agent (tests/gateway/runtime has the running case).
+    with pytest.raises(Conflict, match="needs a RUNNING agent"):
+        mgwadm.set_log_level("myagent", mgwadm.TRACE_DEBUG_LOGGING)
+    with pytest.raises(Conflict, match="needs a RUNNING agent"):
+        mgwadm.set_log_level("TRACE_LITE_LOGGING")  # SET_LOG_LEVEL(log_level), by name
 
     mgwadm.remove_agent("MyAgent")
     assert not Agent.objects.filter(name="MYAGENT").exists()
 
 
 def test_shutdown_modes_and_db_connect_info_reach_the_default_agent():
+    with pytest.raises(Conflict, match="no agent user") as refused:
+        mgwadm.startup()  # §2.3: fails while no agent user is configured
+    assert refused.value.field == "username"
+    agent = mgwadm.db_connect_info(username="agent_user", password="pw")
+    assert agent.username == "agent_user"
     mgwadm.startup()
     agent = mgwadm.shutdown(mgwadm.SHUTDOWN_IMMEDIATE)
     assert agent.name == mgwadm.DEFAULT_AGENT and agent.status == AgentStatus.NOT_STARTED
-    agent = mgwadm.db_connect_info(username="agent_user", password="pw")
-    assert agent.username == "agent_user"
     assert mgwadm._constant("sdmode", mgwadm.SHUTDOWN_NORMAL) == ShutdownMode.NORMAL
 
 

@@ -326,6 +326,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         names = [qt.name for qt in TOPOLOGY]
         if QueueTable.objects.filter(name__in=names).exists():
+            if self._give_the_default_agent_a_user():
+                # A demo loaded before STARTUP needed an agent user: run-console starts it.
+                self.stdout.write("DEFAULT_AGENT had no agent user; it runs as the console's.")
             self.stdout.write("Demo topology already loaded; nothing to do.")
             return
         counts = _Counts()
@@ -376,13 +379,29 @@ class Command(BaseCommand):
                 **schedule,
             )
 
+    def _give_the_default_agent_a_user(self) -> bool:
+        """DEFAULT_AGENT runs as the console's own database role unless it has a user."""
+        from gateway import mgwadm
+        from gateway.models import Agent
+        from gateway.selectors import console_database_role
+
+        if Agent.objects.filter(name=mgwadm.DEFAULT_AGENT).exclude(username="").exists():
+            return False
+        username, password = console_database_role()
+        mgwadm.alter_agent(agent_name=mgwadm.DEFAULT_AGENT, username=username, password=password)
+        return True
+
     def _create_gateway(self) -> None:
         """Links to the brokers these machines run on loopback, and a round trip through
         RabbitMQ: RABBIT_OUT publishes TO_RABBIT's messages to amq.topic with routing key
         aq.in.demo, RABBIT_IN reads aq.in.# back into FROM_RABBIT. A broker that is not running
         shows as a failing test connection and jobs in RETRY. Written with the DBMS_MGWADM
-        facade, as an administrator's script would be."""
+        facade, as an administrator's script would be. DEFAULT_AGENT gets an agent user (STARTUP
+        refuses an agent without one): the console's own database role, so the agent may read
+        and write what the console does."""
         from gateway import mgwadm
+
+        self._give_the_default_agent_a_user()
 
         links = {
             "RABBIT": ("AMQP", {"host": "127.0.0.1", "port": 5672, "username": "guest"}, "guest"),

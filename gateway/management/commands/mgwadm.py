@@ -29,6 +29,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.exceptions import Conflict, DomainError, Forbidden, NotFound
 from gateway import crypto, mgwadm
+from gateway.choices import LogLevel
 from gateway.models import Agent, AgentOption, ForeignQueue, Job, Link
 
 # ORA-style numbers per error class (the application-error range PL/SQL wrappers use).
@@ -182,7 +183,8 @@ def _listing(params: list[str]) -> str:
 def describe(result: Any) -> str:
     """What a procedure returned, with its state, for the one-line report."""
     if isinstance(result, Agent):
-        return f"agent {result.name}: {result.status}, log level {result.log_level}"
+        level = LogLevel(result.log_level).name
+        return f"agent {result.name}: {result.status}, log level {level}"
     if isinstance(result, AgentOption):
         value = crypto.MASK if result.encrypted else result.value
         return f"agent {result.agent.name} option {result.name} = {value}"

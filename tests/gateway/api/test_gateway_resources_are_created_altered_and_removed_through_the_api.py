@@ -17,14 +17,20 @@ def test_agent_lifecycle(admin_api, operator_api, default_agent):
     assert r.status_code == 200 and agent.comment == "edge site" and agent.max_threads == 2
 
     r = operator_api.post("/api/gateway/agents/EDGE/startup/")
+    assert r.status_code == 409 and "no agent user" in r.json()["username"][0]
+    r = admin_api.patch("/api/gateway/agents/EDGE/", {"username": "edge_role", "password": "pw"})
+    assert r.status_code == 200 and r.json()["username"] == "edge_role"
+    r = operator_api.post("/api/gateway/agents/EDGE/startup/")
     assert r.status_code == 200 and r.json()["status"] == "START_SCHEDULED"
     r = admin_api.patch("/api/gateway/agents/EDGE/", {"max_memory": 128})
     assert r.json()["restart_required"] == ["max_memory"]
     r = operator_api.post("/api/gateway/agents/EDGE/shutdown/", {"mode": "IMMEDIATE"})
     assert r.status_code == 200 and r.json()["status"] == "NOT_STARTED"
 
+    # SET_LOG_LEVEL needs a RUNNING agent (tests/gateway/runtime has the running case).
     r = operator_api.post("/api/gateway/agents/EDGE/set-log-level/", {"log_level": 4})
-    assert r.json()["log_level_name"] == "TRACE_LOGGING"
+    assert r.status_code == 409 and "RUNNING" in r.json()["status"][0]
+    assert r.json() and Agent.objects.get(name="EDGE").log_level == 0
 
     assert admin_api.delete("/api/gateway/agents/EDGE/").status_code == 204
     assert not Agent.objects.filter(name="EDGE").exists()
@@ -76,9 +82,9 @@ def test_link_lifecycle(admin_api, default_agent):
     assert body["guarantees"]["outbound"]["guarantee"] == "EXACTLY_ONCE"
     assert body["guarantees"]["outbound_log_queue_set"] is True
 
-    r = admin_api.patch("/api/gateway/links/RABBIT/", {"properties": {"port": 5673}})
+    r = admin_api.patch("/api/gateway/links/RABBIT/", {"properties": {"heartbeat": 45}})
     link = Link.objects.get(name="RABBIT")
-    assert r.status_code == 200 and link.properties["port"] == 5673
+    assert r.status_code == 200 and link.properties["heartbeat"] == 45
     assert link.properties["host"] == "127.0.0.1"  # merged, not replaced
     assert crypto.decrypt(link.password_encrypted) == "guest"  # absent: unchanged
 

@@ -95,8 +95,9 @@ def test_link_create_alter_and_remove(admin_client, default_agent):
     admin_client.post(
         f"/gateway/links/{link.pk}/edit/",
         {
-            "properties.host": "localhost",
+            "properties.host": "127.0.0.1",
             "properties.port": "5673",
+            "properties.virtual_host": "/demo",
             "properties.tls": "FALSE",
             "properties.tls_verify": "TRUE",
             "password": "",
@@ -105,7 +106,7 @@ def test_link_create_alter_and_remove(admin_client, default_agent):
         },
     )
     link.refresh_from_db()
-    assert (link.properties["host"], link.max_connections) == ("localhost", 3)
+    assert (link.properties["virtual_host"], link.max_connections) == ("/demo", 3)
     assert crypto.decrypt(link.password_encrypted) == "guest"  # blank: unchanged
 
     html = admin_client.get(f"/gateway/links/{link.pk}/").content.decode()

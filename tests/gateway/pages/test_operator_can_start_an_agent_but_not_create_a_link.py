@@ -27,10 +27,15 @@ def test_a_second_start_is_refused_with_the_reason(operator_client, default_agen
     assert "already START_SCHEDULED" in response.content.decode()
 
 
-def test_operator_sets_the_log_level_and_runs_jobs(operator_client, default_agent, outbound_job):
-    operator_client.post(f"/gateway/agents/{default_agent.pk}/log-level/", {"log_level": 3})
+def test_operator_sets_the_log_level_only_of_a_running_agent_and_runs_jobs(
+    operator_client, default_agent, outbound_job
+):
+    page = operator_client.get(f"/gateway/agents/{default_agent.pk}/").content.decode()
+    assert "the agent must be RUNNING" in page and "Set log level</button>" not in page
+    r = operator_client.post(f"/gateway/agents/{default_agent.pk}/log-level/", {"log_level": 3})
+    assert r.status_code == 400 and "needs a RUNNING agent" in r.content.decode()
     default_agent.refresh_from_db()
-    assert default_agent.log_level == 3
+    assert default_agent.log_level == 0
 
     operator_client.post(f"/gateway/jobs/{outbound_job.pk}/disable/")
     assert not Job.objects.get(pk=outbound_job.pk).enabled

@@ -15,6 +15,7 @@ from typing import Any
 from gateway import aio
 from gateway import services as gw
 from gateway.models import DEFAULT_AGENT, Agent, Job, Link
+from gateway.selectors import console_database_role
 from tests.celery.helpers import CeleryProcess, CeleryProcesses
 
 FAST = {
@@ -67,6 +68,11 @@ class Gateway:
                 mgw[MGW_KEYS[var]] = value
         settings.MGW = mgw
         settings.AQ_WORKER_HEARTBEAT_S = FAST["AQ_WORKER_HEARTBEAT_S"]
+        # STARTUP refuses an agent without an agent user: the console's own role here.
+        username, password = console_database_role()
+        gw.agent_alter(
+            user=None, agent=gw.ensure_default_agent(), username=username, password=password
+        )
 
     def worker(self, name: str, *agents: str, concurrency: int = 4) -> CeleryProcess:
         queues = ",".join(f"mgw.{a}" for a in (agents or (DEFAULT_AGENT,)))

@@ -147,7 +147,6 @@ def test_remove_job_with_the_server_down_waits_delete_pending_then_goes(
         destination="DST",
         poll_interval=0.2,
     )
-    gw.agent_set_log_level(user=None, agent=gateway.agent(), log_level=1)
     gateway.worker("w").wait_registered()
     gateway.start()
     from gateway.models import AgentLogLine

@@ -52,7 +52,7 @@ def test_another_live_agent_process_makes_the_start_broken_until_cleanup(gateway
     CLEAN_STARTUP_STATE then clears it once that process is gone."""
     import psycopg
 
-    from gateway.agent import LOCK_NS
+    from gateway.config import LOCK_NS
     from queues.services import conninfo
 
     gateway.worker("w1").wait_registered()

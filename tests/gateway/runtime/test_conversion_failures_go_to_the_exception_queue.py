@@ -1,6 +1,9 @@
 """A message that cannot be converted goes to the job's exception queue at the first failure,
 with the reason, and the job goes on (spec §1.10); without an exception queue it is a failure of
-the job, which retries and ends FAILED after MGW's 16 failures."""
+the job, which retries and ends FAILED after MGW's 16 failures. Each failure carries MGW's code
+(§4.5): [722] a transformation failed, [720] the foreign system cannot carry the message, [724]
+a foreign message does not fit our queue; never [434], which is a queue that cannot be
+reached."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import pika
 import pytest
 
 from gateway import services as gw
+from gateway.models import AgentLogLine
 from queues import engine
 from queues import services as qs
 from tests.gateway.runtime.helpers import drain, wait_for
@@ -77,7 +81,11 @@ def test_outbound_failures_go_to_our_exception_queue_and_the_rest_goes_on(
     reasons = {m.payload["n"]: m.headers["mgw_exception_reason"] for m in exc}
     assert set(reasons) == {0, 4, 8, 99}
     assert "poison" in reasons[0] and "nested" in reasons[99]
+    codes = {m.payload["n"]: m.headers["mgw_exception_code"] for m in exc}
+    assert codes == {0: "722", 4: "722", 8: "722", 99: "720"}
     assert all(m.headers["mgw_job"] == "J" for m in exc)
+    logged = _conversion_codes(4)
+    assert logged == ["720", "722", "722", "722"], logged
     assert drain(queues_["SRC"]) == []
 
 
@@ -106,6 +114,7 @@ def test_without_an_exception_queue_a_failure_retries_then_fails_and_reset_recov
     assert wait_for(lambda: gateway.job("J").status == "FAILED", 30), gateway.job("J").status
     job = gateway.job("J")
     assert job.failures == 16 and "no exception queue" in job.last_error_msg
+    assert job.last_error_msg.startswith("[722] ")
     assert job.last_error_at is not None and job.propagated_msgs == 0
     assert _amqp_get_all(bus) == []  # nothing of the failing batch left
     # Give it an exception queue and reset: everything goes where it belongs, once.
@@ -151,7 +160,17 @@ def test_inbound_messages_we_cannot_read_go_to_the_foreign_exception_queue(
     assert sorted(b for _, b in moved) == sorted([b"\xff\xfe not utf-8", b"{not json"])
     reasons = [p.headers["mgw-exception-reason"] for p, _ in moved]
     assert any("UTF-8" in r for r in reasons) and any("not JSON" in r for r in reasons)
+    assert all(r.startswith("[724] ") for r in reasons), reasons
+    assert _conversion_codes(2) == ["724", "724"]
     assert _amqp_get_all(bus) == []  # all acknowledged
+
+
+def _conversion_codes(n: int) -> list[str]:
+    """The codes of the agent's "moved to the exception queue" log lines, once ``n`` of them
+    are written (the agent flushes its log at each poll)."""
+    lines = AgentLogLine.objects.filter(text__contains="moved to the exception queue")
+    wait_for(lambda: lines.count() >= n, 10)
+    return sorted(lines.values_list("code", flat=True))
 
 
 def test_an_agent_start_resets_failed_jobs_and_zeroes_the_counters(gateway, foreign, queues_):

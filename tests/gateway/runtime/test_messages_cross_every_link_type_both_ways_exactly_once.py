@@ -58,7 +58,6 @@ def test_a_round_trip_through_the_foreign_system_keeps_every_message_once(
         poll_interval=0.2,
     )
     gateway.worker("w").wait_registered()
-    gw.agent_set_log_level(user=None, agent=gateway.agent(), log_level=1)
     gateway.start()
     # MQTT keeps only what arrives after a subscription: wait for the inbound job's.
     from gateway.models import AgentLogLine

@@ -2,8 +2,8 @@
 committed together in the foreign system (AMQP channel transaction), our dequeue and our log
 record together in PostgreSQL. A batch whose foreign record exists without ours was sent before
 a crash: the agent consumes it instead of sending it again. The two problems MGW names — a
-missing source message [415] and a missing log record [416] — stop the job until the matching
-CLEANUP_GATEWAY action."""
+missing source message [415] and a missing record in the outbound log queue [417] ([416] is
+the inbound one) — stop the job until the matching CLEANUP_GATEWAY action."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pika
 import pytest
 
 from gateway import services as gw
+from gateway.drivers import link_driver
 from gateway.drivers.base import Destination
 from gateway.models import SendLog
 from queues import engine
@@ -68,7 +69,7 @@ def _send_like_a_crashed_agent(link, job, bus: str, ids: list[int], numbers: lis
     from gateway.conversion import body_of
     from gateway.drivers.base import GatewayMessage
 
-    driver = gw.link_driver(link)
+    driver = link_driver(link)
     driver.publish(
         Destination(bus, "QUEUE"),
         [
@@ -122,7 +123,13 @@ def test_a_purged_log_queue_stops_the_job_until_reset_sub_missing_log_rec(gatewa
     _enqueue(src, 3, start=3)
     gateway.start()
     assert wait_for(lambda: gateway.job("J").status == "FAILED", 20)
-    assert gateway.job("J").recovery == "MISSING_LOG_RECORD"
+    job = gateway.job("J")
+    assert job.recovery == "MISSING_LOG_RECORD" and job.last_error_msg.startswith("[417] ")
+    from gateway.models import AgentLogLine
+
+    # The agent flushes its log at its next poll.
+    assert wait_for(lambda: AgentLogLine.objects.filter(code="417", severity="ERROR").exists(), 10)
+    assert not AgentLogLine.objects.filter(code="416").exists()
     from core.exceptions import Conflict
 
     with pytest.raises(Conflict, match="missing source message"):
