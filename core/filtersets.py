@@ -1,3 +1,6 @@
+from datetime import UTC, date, datetime
+from typing import Any
+
 import django_filters
 from django import forms
 from django.db import models
@@ -15,8 +18,34 @@ class AnyBooleanWidget(BooleanWidget):
         self.choices = (("", "Any"), ("true", "Yes"), ("false", "No"))
 
 
+class FilterForm(forms.Form):
+    """The form of every FilterSet: a date-time is taken only if PostgreSQL can compare with it.
+    Python parses offsets up to ±24 h (PostgreSQL takes ±15:59) and dates that overflow once
+    moved to UTC; both are refused on the field, so a list answers 400 (API) or ignores the
+    filter with its error shown (pages), never 500."""
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        for name, value in list(cleaned.items()):
+            if isinstance(value, datetime) and value.tzinfo is not None:
+                try:
+                    cleaned[name] = value.astimezone(UTC)
+                except OverflowError:
+                    self.add_error(name, "This date and time is out of range.")
+            elif isinstance(value, date) and not isinstance(value, datetime):
+                if value.year in (1, 9999):  # the edges overflow in any time zone but UTC
+                    self.add_error(name, "This date is out of range.")
+        return cleaned
+
+
 class BaseFilterSet(django_filters.FilterSet):
-    """Every list's FilterSet: booleans filter as Any / Yes / No."""
+    """Every list's FilterSet: booleans filter as Any / Yes / No; date-times checked (FilterForm)."""
+
+    def get_form_class(self) -> type[forms.Form]:
+        form_class = super().get_form_class()
+        if issubclass(form_class, FilterForm):
+            return form_class
+        return type(form_class.__name__, (FilterForm, form_class), {})
 
     class Meta:
         filter_overrides = {
