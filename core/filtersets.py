@@ -1,4 +1,4 @@
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import django_filters
@@ -18,23 +18,28 @@ class AnyBooleanWidget(BooleanWidget):
         self.choices = (("", "Any"), ("true", "Yes"), ("false", "No"))
 
 
+# PostgreSQL's limit on a time zone displacement (Python takes up to ±24 h).
+MAX_UTC_OFFSET = timedelta(hours=16)
+
+
 class FilterForm(forms.Form):
     """The form of every FilterSet: a date-time is taken only if PostgreSQL can compare with it.
-    Python parses offsets up to ±24 h (PostgreSQL takes ±15:59) and dates that overflow once
-    moved to UTC; both are refused on the field, so a list answers 400 (API) or ignores the
-    filter with its error shown (pages), never 500."""
+    An offset past ±15:59 or a date that overflows once moved to UTC is refused on its field, so
+    a list answers 400 naming the filter (API) or shows the filter's error (pages), never 500."""
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         for name, value in list(cleaned.items()):
-            if isinstance(value, datetime) and value.tzinfo is not None:
-                try:
-                    cleaned[name] = value.astimezone(UTC)
-                except OverflowError:
-                    self.add_error(name, "This date and time is out of range.")
-            elif isinstance(value, date) and not isinstance(value, datetime):
-                if value.year in (1, 9999):  # the edges overflow in any time zone but UTC
-                    self.add_error(name, "This date is out of range.")
+            if not isinstance(value, datetime) or value.tzinfo is None:
+                continue
+            offset = value.utcoffset()
+            if offset is not None and abs(offset) >= MAX_UTC_OFFSET:
+                self.add_error(name, "The UTC offset is out of range: use -15:59 to +15:59.")
+                continue
+            try:
+                cleaned[name] = value.astimezone(UTC)
+            except OverflowError:
+                self.add_error(name, "This date and time is out of range once moved to UTC.")
         return cleaned
 
 

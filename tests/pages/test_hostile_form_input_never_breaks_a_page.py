@@ -29,38 +29,41 @@ from rules.models import Rule
 
 DEEP_ARRAY = "[" * 1_000 + "]" * 1_000
 DEEP_OBJECT = '{"a":' * 200 + "1" + "}" * 200
+# Tried in every field of every form once; MORE_HOSTILE only through Hypothesis (time).
 HOSTILE = [
     "a\x00b",
-    "\x00",
     "\ud800",
-    "x\udfffy",
     "\u202eevil\u202c.exe",
     "x" * 100_000,
     "'; DROP TABLE queues_queue;--",
-    '" OR 1=1 --',
-    "%s%s%n",
     DEEP_ARRAY,
-    DEEP_OBJECT,
     '{"t": "a\\u0000b"}',
     '["\\ud800"]',
     '{"k\\u0000": 1}',
     "[1e400]",
     "NaN",
     "1e308",
-    "-1e308",
     "99999999999999999999999",
-    "-99999999999999999999999",
     "\u00b9",
-    "\u0667",
     "0",
     "",
-    " ",
     "2024-01-01T00:00:00-17:00",
-    "0001-01-01T00:00:00",
-    "9999-12-31T23:59:59",
+]
+MORE_HOSTILE = [
+    "\x00",
+    "x\udfffy",
+    '" OR 1=1 --',
+    "%s%s%n",
+    DEEP_OBJECT,
+    "-1e308",
+    "-99999999999999999999999",
+    "\u0667",
+    " ",
+    "0001-01-01T00:00:00+05:00",
+    "9999-12-31T23:59:59-05:00",
 ]
 hostile_text = st.one_of(
-    st.sampled_from(HOSTILE),
+    st.sampled_from(HOSTILE + MORE_HOSTILE),
     st.text(alphabet=st.sampled_from("a0\x00\ud800\u202e'\";{}[]\\%¹ "), max_size=12),
 )
 
@@ -113,7 +116,7 @@ def _hostile_fields(names: list[str]) -> st.SearchStrategy[dict[str, str]]:
 # Function-scoped fixtures are fine here: every example posts on the same topology, and what a
 # valid example writes is never read back.
 HYPOTHESIS = settings(
-    max_examples=40,
+    max_examples=30,
     derandomize=True,
     deadline=None,
     database=None,
@@ -196,6 +199,10 @@ def test_hostile_form_input_never_breaks_a_page(form, pages, admin_client) -> No
     names = _fields(url, make_valid())
     # The filling the hostile values are mixed into is accepted as it is.
     assert _post(admin_client, url, make_valid()).status_code in (200, 302)
+
+    # Every hostile value in every field once, then Hypothesis mixes them (and random text).
+    for name, value in itertools.product(names, HOSTILE):
+        _check(admin_client, url, make_valid(), {name: value})
 
     @HYPOTHESIS
     @given(hostile=_hostile_fields(names))
