@@ -60,3 +60,20 @@ def test_the_page_refuses_it_on_the_field(admin_client, queue):
     assert response.status_code == 400
     assert 'data-field="delay"' in response.content.decode()
     assert not Message.objects.exists()
+
+
+@pytest.mark.parametrize("field", ["retry_delay", "retention_time"])
+def test_a_queue_refuses_a_retry_delay_or_retention_past_the_limit(
+    admin_api, queue_table, queue, snapshot, field
+):
+    before = snapshot()
+
+    created = admin_api.post(
+        "/api/queues/", {"name": "Q9", "queue_table": "QT_ORDERS", field: 1e308}, format="json"
+    )
+    changed = admin_api.patch("/api/queues/ORDERS/", {field: MAX_SECONDS + 1}, format="json")
+
+    for response in (created, changed):
+        assert response.status_code == 400, response.content
+        assert field in response.json(), response.json()
+    before.assert_unchanged()
