@@ -350,7 +350,10 @@ def generate(request: HttpRequest, kind: str = "table") -> HttpResponse:
                     negative_rule_set=form.cleaned_data.get("negative_rule_set") or None,
                 ),
             )
-            if created is not None:
+            if created == []:
+                # Neither DML nor DDL asked for: Oracle creates nothing, and so do we, but say so.
+                form.add_error(None, "These parameters generate no rule: include DML or DDL.")
+            elif created is not None:
                 messages.success(request, f"Created {', '.join(r.name for r in created)}.")
                 sets = created[0].rule_sets.all()
                 return redirect(sets[0] if sets else created[0])
