@@ -11,11 +11,7 @@ def test_nothing_to_generate_is_said_on_the_form(admin_client):
 
     assert response.status_code == 400
     assert "generate no rule" in response.content.decode()
-    assert (
-        not Rule.objects.filter(streams_rule_type__isnull=False)
-        .exclude(streams_rule_type="")
-        .exists()
-    )
+    assert not Rule.objects.exists()
     assert not RuleSet.objects.exists()
 
 
