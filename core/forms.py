@@ -4,7 +4,13 @@ from typing import Any
 from django import forms
 from django.forms.fields import InvalidJSONInput
 
-from core.validators import MAX_JSON_DEPTH, json_problems, json_text_depth
+from core.validators import (
+    MAX_JSON_DEPTH,
+    depth_message,
+    json_problems,
+    json_text_depth,
+    validate_storable,
+)
 
 
 class JSONTextField(forms.JSONField):
@@ -19,16 +25,9 @@ class JSONTextField(forms.JSONField):
 
     def to_python(self, value: Any) -> Any:
         if self._too_deep(value):
-            raise forms.ValidationError(
-                f"Nested deeper than {MAX_JSON_DEPTH} levels (the limit for JSON input).",
-                code="too_deep",
-            )
+            raise forms.ValidationError(depth_message(), code="too_deep")
         converted = super().to_python(value)
-        if problems := json_problems(converted):
-            path, message = next(iter(problems.items()))
-            raise forms.ValidationError(
-                message if path == "detail" else f"At {path}: {message}", code="unstorable"
-            )
+        validate_storable(converted)
         return converted
 
     def bound_data(self, data: Any, initial: Any) -> Any:

@@ -38,13 +38,11 @@ class EvaluationContext(models.Model):
         """Bind variable name → kind, as the condition validator wants it. A name the rule
         language cannot spell (stored before names were checked, such as ``0``) is left out: no
         condition can refer to it, and it must not break every rule of the context."""
-        from rules.lang import variable_name
+        from rules.lang import is_variable_name
 
         out = {}
         for var in self.variables.all():
-            try:
-                variable_name(var.name)
-            except ValueError:
+            if not is_variable_name(var.name):
                 continue
             if var.variable_type == VariableType.ROW_LCR:
                 out[var.name] = "row_lcr"

@@ -92,21 +92,13 @@ def condition_check(
 # --- evaluation contexts -------------------------------------------------------------------------
 
 
-def _variable_name_ok(name: str) -> bool:
-    """A name a condition can refer to (``dml``, ``"VAR$_52"``), as the rule language reads it."""
-    from rules.lang import variable_name
-
-    try:
-        return variable_name(name) != ""
-    except ValueError:
-        return False
-
-
 @transaction.atomic
 def evaluation_context_create(
     *, user: User, name: str, variables: Iterable[Mapping[str, str]], comment: str = ""
 ) -> EvaluationContext:
     """DBMS_RULE_ADM.CREATE_EVALUATION_CONTEXT with its variable types."""
+    from rules.lang import is_variable_name
+
     _require(user, Capability.CONFIGURE)
     if EvaluationContext.objects.filter(name__iexact=name).exists():
         raise Conflict(f"An evaluation context named {name} already exists.", field="name")
@@ -117,7 +109,7 @@ def evaluation_context_create(
         vtype = var.get("variable_type") or ""
         if not vname:
             raise DomainError("A variable needs a name.", field=f"variables[{i}].name")
-        if not _variable_name_ok(vname):
+        if not is_variable_name(vname):
             raise DomainError(
                 f"{vname!r} is not a variable name: use a letter followed by letters, digits, "
                 '_, $ or #, or a name in double quotes ("VAR$_1").',
