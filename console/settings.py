@@ -134,6 +134,9 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 # missing, as in a test run; an empty folder is the honest "nothing collected yet".
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 
+# Database sessions that treat a cookie PostgreSQL cannot hold (a NUL) as no session.
+SESSION_ENGINE = "core.sessions"
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "core.api.authentication.TokenAuthentication",
