@@ -134,12 +134,21 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 # missing, as in a test run; an empty folder is the honest "nothing collected yet".
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 
+# Database sessions that treat a cookie PostgreSQL cannot hold (a NUL) as no session.
+SESSION_ENGINE = "core.sessions"
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "core.api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["core.permissions.RolePermission"],
+    # DRF's parsers plus the checks every body needs (depth, text PostgreSQL can store).
+    "DEFAULT_PARSER_CLASSES": [
+        "core.api.parsers.JSONParser",
+        "core.api.parsers.FormParser",
+        "core.api.parsers.MultiPartParser",
+    ],
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",

@@ -9,6 +9,9 @@ from core import views as core_views
 from gateway import views as gateway_views
 from jobs.urls import spark_urlpatterns
 
+# A body over Django's limits is refused before any view: say which limit, in the page or JSON.
+handler400 = "core.views.bad_request"
+
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("login/", auth_views.LoginView.as_view(), name="login"),

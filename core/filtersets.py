@@ -1,3 +1,6 @@
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
 import django_filters
 from django import forms
 from django.db import models
@@ -15,8 +18,39 @@ class AnyBooleanWidget(BooleanWidget):
         self.choices = (("", "Any"), ("true", "Yes"), ("false", "No"))
 
 
+# PostgreSQL's limit on a time zone displacement (Python takes up to ±24 h).
+MAX_UTC_OFFSET = timedelta(hours=16)
+
+
+class FilterForm(forms.Form):
+    """The form of every FilterSet: a date-time is taken only if PostgreSQL can compare with it.
+    An offset past ±15:59 or a date that overflows once moved to UTC is refused on its field, so
+    a list answers 400 naming the filter (API) or shows the filter's error (pages), never 500."""
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        for name, value in list(cleaned.items()):
+            if not isinstance(value, datetime) or value.tzinfo is None:
+                continue
+            offset = value.utcoffset()
+            if offset is not None and abs(offset) >= MAX_UTC_OFFSET:
+                self.add_error(name, "The UTC offset is out of range: use -15:59 to +15:59.")
+                continue
+            try:
+                cleaned[name] = value.astimezone(UTC)
+            except OverflowError:
+                self.add_error(name, "This date and time is out of range once moved to UTC.")
+        return cleaned
+
+
 class BaseFilterSet(django_filters.FilterSet):
-    """Every list's FilterSet: booleans filter as Any / Yes / No."""
+    """Every list's FilterSet: booleans filter as Any / Yes / No; date-times checked (FilterForm)."""
+
+    def get_form_class(self) -> type[forms.Form]:
+        form_class = super().get_form_class()
+        if issubclass(form_class, FilterForm):
+            return form_class
+        return type(form_class.__name__, (FilterForm, form_class), {})
 
     class Meta:
         filter_overrides = {

@@ -2,11 +2,12 @@
 
 import json
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django_tables2 import RequestConfig
 
 from core import selectors
+from core.api.exceptions import request_limit_error
 from core.filtersets import ChangeLogFilterSet
 from core.generic import BoundedPaginator, ObjectListView, require
 from core.status import REGISTRY, table_class
@@ -55,4 +56,20 @@ def status_views(request: HttpRequest) -> HttpResponse:
             "current": REGISTRY[view],
             "views": [REGISTRY[n] for n in names],
         },
+    )
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's handler400: a request over a body limit, refused before any view saw it, answered
+    413 naming the limit (JSON under /api/, a page elsewhere) instead of a bare "Bad Request"."""
+    too_large = request_limit_error(exception)
+    status = 413 if too_large else 400
+    detail = too_large["detail"] if too_large else "The request could not be read."
+    if request.path_info.startswith("/api/"):
+        return JsonResponse(too_large or {"detail": detail, "code": "bad_request"}, status=status)
+    return render(
+        request,
+        "core/request_refused.html",
+        {"title": "Request refused", "detail": detail},
+        status=status,
     )

@@ -21,6 +21,7 @@ from core.choices import Capability, ChangeAction
 from core.exceptions import Conflict, DomainError, Forbidden
 from core.roles import user_can
 from core.services import change_log_deletion, change_log_record, object_snapshot
+from core.validators import MAX_SECONDS
 from jobs import runner
 from jobs.choices import RunState
 from jobs.models import Maintenance, Propagation, PropagationRun, PropagationSchedule, Worker
@@ -35,7 +36,7 @@ from rules.models import RuleSet
 User = AbstractBaseUser | AnonymousUser | None
 
 PROPAGATION_EDITABLE = ("positive_rule_set", "negative_rule_set", "comment")
-MAX_SPAN_S = 10 * 366 * 86400
+MAX_SPAN_S = MAX_SECONDS  # the console's one limit on durations (core.validators)
 PG_INT_MAX = 2_147_483_647
 SCHEDULE_EDITABLE = ("start_time", "duration", "next_time", "latency", "max_failures")
 

@@ -31,6 +31,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from core.exceptions import Conflict, DomainError, NotFound
+from core.storable import json_problems, seconds_problem
 
 READY, WAITING, PROCESSED, EXPIRED = "READY", "WAITING", "PROCESSED", "EXPIRED"
 NORMAL_QUEUE, EXCEPTION_QUEUE = "NORMAL_QUEUE", "EXCEPTION_QUEUE"
@@ -301,6 +302,23 @@ def validate_message(queue: QueueInfo, msg: NewMessage, *, position: int | None 
         raise InvalidMessage("Expiration cannot be negative.", field=f"{where}expiration")
     if msg.delay < 0:
         raise InvalidMessage("Delay cannot be negative.", field=f"{where}delay")
+    for name in ("delay", "expiration"):
+        if message := seconds_problem(getattr(msg, name)):
+            raise InvalidMessage(message, field=f"{where}{name}")
+    # Whatever the caller (API, page, facade, gateway, Spark): only what PostgreSQL can store.
+    stored = {
+        "payload": msg.payload,
+        "headers": msg.headers,
+        "correlation": msg.correlation,
+        "sender": msg.sender,
+        "type_name": msg.type_name,
+        "recipients": list(msg.recipients or ()),
+    }
+    for name, value in stored.items():
+        root = prefix if name == "payload" else f"{where}{name}"
+        if problems := json_problems(value, root, limit=1):
+            path, message = next(iter(problems.items()))
+            raise InvalidMessage(message, field=path)
     if not -(2**31) <= msg.priority < 2**31:
         raise InvalidMessage("Priority is out of range.", field=f"{where}priority")
     if len(msg.correlation) > 128:

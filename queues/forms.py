@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.validators import MinValueValidator
 
 from core.forms import JSONTextField
+from core.validators import is_ascii_id
 from queues.choices import DequeueMode, MessageKind, MessageState, Navigation, Privilege, Visibility
 from queues.models import Agent, Queue, QueueTable
 from rules.models import RuleSet
@@ -202,7 +203,7 @@ def parse_ids(raw: str, *, field: str) -> list[int] | None:
         return None
     out = []
     for i, p in enumerate(parts):
-        if not p.isdigit():
+        if not is_ascii_id(p) or len(p) > 18:
             raise forms.ValidationError(f"Item {i + 1} ({p!r}) is not a message id.")
         out.append(int(p))
     return out

@@ -7,7 +7,7 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.urls import reverse
 
-from core.validators import name_validator
+from core.validators import name_validator, validate_seconds
 from queues.choices import MessageKind, MessageState, Privilege, QueueKind, SortOrder
 
 
@@ -67,8 +67,11 @@ class Queue(models.Model):
         help_text="Where failed and expired messages go; the queue table's default when empty.",
     )
     max_retries = models.PositiveIntegerField(default=5)
-    retry_delay = models.FloatField(default=0, validators=[MinValueValidator(0)])
-    retention_time = models.FloatField(default=0, validators=[MinValueValidator(0)])
+    # Seconds; past MAX_SECONDS the engine's now() + interval would overflow at release/cleanup.
+    retry_delay = models.FloatField(default=0, validators=[MinValueValidator(0), validate_seconds])
+    retention_time = models.FloatField(
+        default=0, validators=[MinValueValidator(0), validate_seconds]
+    )
     enqueue_enabled = models.BooleanField(default=True)
     dequeue_enabled = models.BooleanField(default=True)
     comment = models.TextField(blank=True)

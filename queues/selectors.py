@@ -16,6 +16,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
+from core.validators import is_ascii_id, text_problem
 from queues.choices import MessageState
 from queues.models import (
     Agent,
@@ -60,8 +61,10 @@ def queue_list() -> QuerySet[Queue]:
 def queue_get(pk_or_name: int | str) -> Queue:
     """One queue by id or name (case-insensitive), with the list's annotations."""
     qs = queue_list()
-    if isinstance(pk_or_name, int) or str(pk_or_name).isdigit():
+    if is_ascii_id(pk_or_name):
         return qs.get(pk=int(pk_or_name))
+    if text_problem(str(pk_or_name)):
+        raise qs.model.DoesNotExist(f"No such name: {pk_or_name!r}.")
     return qs.get(name__iexact=pk_or_name)
 
 

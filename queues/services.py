@@ -26,7 +26,7 @@ from core.services import (
     object_snapshot,
 )
 from queues import engine
-from queues.choices import Privilege, QueueKind, Visibility
+from queues.choices import Privilege, QueueKind, SortOrder, Visibility
 from queues.models import Agent, AgentUser, Queue, QueuePrivilege, QueueTable, Subscriber
 
 User = AbstractBaseUser | AnonymousUser | None
@@ -84,7 +84,7 @@ def queue_table_create(
     *,
     user: User,
     name: str,
-    sort_order: str,
+    sort_order: str = SortOrder.ENQ_TIME,
     multiple_consumers: bool = False,
     secure: bool = False,
     payload_type: str = "ANY",
@@ -92,7 +92,8 @@ def queue_table_create(
     comment: str = "",
     owner: AbstractBaseUser | None = None,
 ) -> QueueTable:
-    """Create a queue table and its default exception queue ``AQ$_<name>_E``."""
+    """Create a queue table and its default exception queue ``AQ$_<name>_E``. The sort order
+    defaults to ENQ_TIME, as DBMS_AQADM.CREATE_QUEUE_TABLE's ``sort_list`` does."""
     _require(user, Capability.CONFIGURE)
     payload_type = (payload_type or "ANY").strip()
     if payload_type.upper() != "ANY":

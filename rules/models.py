@@ -35,9 +35,15 @@ class EvaluationContext(models.Model):
         return reverse("rules:context_detail", args=[self.pk])
 
     def variable_kinds(self) -> dict[str, str]:
-        """Bind variable name → kind, as the condition validator wants it."""
+        """Bind variable name → kind, as the condition validator wants it. A name the rule
+        language cannot spell (stored before names were checked, such as ``0``) is left out: no
+        condition can refer to it, and it must not break every rule of the context."""
+        from rules.lang import is_variable_name
+
         out = {}
         for var in self.variables.all():
+            if not is_variable_name(var.name):
+                continue
             if var.variable_type == VariableType.ROW_LCR:
                 out[var.name] = "row_lcr"
             elif var.variable_type == VariableType.DDL_LCR:

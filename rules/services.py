@@ -97,6 +97,8 @@ def evaluation_context_create(
     *, user: User, name: str, variables: Iterable[Mapping[str, str]], comment: str = ""
 ) -> EvaluationContext:
     """DBMS_RULE_ADM.CREATE_EVALUATION_CONTEXT with its variable types."""
+    from rules.lang import is_variable_name
+
     _require(user, Capability.CONFIGURE)
     if EvaluationContext.objects.filter(name__iexact=name).exists():
         raise Conflict(f"An evaluation context named {name} already exists.", field="name")
@@ -107,6 +109,12 @@ def evaluation_context_create(
         vtype = var.get("variable_type") or ""
         if not vname:
             raise DomainError("A variable needs a name.", field=f"variables[{i}].name")
+        if not is_variable_name(vname):
+            raise DomainError(
+                f"{vname!r} is not a variable name: use a letter followed by letters, digits, "
+                '_, $ or #, or a name in double quotes ("VAR$_1").',
+                field=f"variables[{i}].name",
+            )
         if vname.upper() in seen:
             raise DomainError(f"Variable {vname} is declared twice.", field=f"variables[{i}].name")
         if vtype not in VariableType.values:
@@ -151,6 +159,17 @@ def evaluation_context_delete(*, user: User, context: EvaluationContext) -> None
 # --- rules ---------------------------------------------------------------------------------------
 
 
+def _action_context(value: Any) -> dict[str, Any]:
+    """An action context is name/value pairs (SYS.RE$NV_LIST): a JSON object, or nothing."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise DomainError(
+            "Give a JSON object of name/value pairs (or null for none).", field="action_context"
+        )
+    return dict(value)
+
+
 @transaction.atomic
 def rule_create(
     *,
@@ -172,7 +191,7 @@ def rule_create(
         name=name,
         condition=condition,
         evaluation_context=evaluation_context,
-        action_context=dict(action_context or {}),
+        action_context=_action_context(action_context),
         comment=comment,
         classification=classification,
         owner=_owner(user),
@@ -198,6 +217,8 @@ def rule_update(*, user: User, rule: Rule, **changes: Any) -> Rule:
     for key in sorted(set(changes) - set(RULE_EDITABLE)):
         raise DomainError(f"{key} cannot be changed.", field=key)
     before = object_snapshot(r)
+    if "action_context" in changes:
+        changes["action_context"] = _action_context(changes["action_context"])
     for key, value in changes.items():
         setattr(r, key, value)
     _, r.classification = condition_check(r.condition, evaluation_context=r.evaluation_context)

@@ -11,6 +11,7 @@ from django_tables2 import RequestConfig
 
 from core.choices import Capability
 from core.generic import ObjectListView, form_page, require, run_action, run_service
+from core.validators import is_ascii_id
 from rules import selectors, services
 from rules.filtersets import EvaluationContextFilterSet, RuleFilterSet, RuleSetFilterSet
 from rules.forms import (
@@ -64,7 +65,7 @@ def condition_check(request: HttpRequest) -> HttpResponse:
     require(request, Capability.VIEW)
     data = request.POST if request.method == "POST" else request.GET
     context = None
-    if (context_id := data.get("evaluation_context", "")).isdigit():  # the form's select sends ids
+    if is_ascii_id(context_id := data.get("evaluation_context", "")):  # the select sends ids
         context = EvaluationContext.objects.filter(pk=context_id).first()
     report = selectors.condition_report(data.get("condition", ""), context)
     return render(request, "rules/_condition_check.html", {"report": report})
@@ -349,7 +350,10 @@ def generate(request: HttpRequest, kind: str = "table") -> HttpResponse:
                     negative_rule_set=form.cleaned_data.get("negative_rule_set") or None,
                 ),
             )
-            if created is not None:
+            if created == []:
+                # Neither DML nor DDL asked for: Oracle creates nothing, and so do we, but say so.
+                form.add_error(None, "These parameters generate no rule: include DML or DDL.")
+            elif created is not None:
                 messages.success(request, f"Created {', '.join(r.name for r in created)}.")
                 sets = created[0].rule_sets.all()
                 return redirect(sets[0] if sets else created[0])

@@ -11,7 +11,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.validators import name_validator
+from core.validators import MAX_SECONDS, is_ascii_id, name_validator, text_problem
 from jobs import selectors
 from jobs.choices import ScheduleState, SparkJobState, SparkMode, SparkSelection
 from jobs.models import (
@@ -27,7 +27,7 @@ from queues.models import Queue
 from rules.models import RuleSet
 
 # Hard ceilings so an absurd number is a 400 naming the field, not an overflow deeper down.
-TEN_YEARS_S = 10 * 366 * 86_400
+TEN_YEARS_S = MAX_SECONDS  # the console's one limit on durations (core.validators)
 PG_INT_MAX = 2**31 - 1
 LAST_YEAR = 9000
 
@@ -51,9 +51,11 @@ class NameOrIdRelatedField(serializers.RelatedField):
         if isinstance(data, bool) or not isinstance(data, int | str) or str(data).strip() == "":
             self.fail("invalid")
         key = str(data).strip()
+        if text_problem(key):
+            self.fail("invalid")
         found = (
             qs.filter(pk=int(key)).first()
-            if key.isdigit() and len(key) < 19
+            if is_ascii_id(key) and len(key) < 19
             else qs.filter(name__iexact=key).first()
         )
         if found is None:

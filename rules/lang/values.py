@@ -38,6 +38,7 @@ __all__ = [
     "UserMessage",
     "bindings_for",
     "compare",
+    "is_variable_name",
     "message_from_json",
     "message_from_queue",
     "message_kind",
@@ -795,6 +796,14 @@ def variable_name(text: str) -> str:
     if not _PLAIN_NAME.match(t):
         raise ValueError(f"not a variable name: {text!r}")
     return t.upper()
+
+
+def is_variable_name(text: str) -> bool:
+    """True when a condition can refer to ``text`` (``dml``, ``"VAR$_52"``); ``0`` it cannot."""
+    try:
+        return variable_name(text) != ""
+    except ValueError:
+        return False
 
 
 def bindings_for(message: Message, *, user_variable: str | None = None) -> dict[str, Any]:

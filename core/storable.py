@@ -1,0 +1,141 @@
+"""What PostgreSQL can store, and how deep JSON may nest: pure Python (no Django), so the queue
+engine checks with the same rules as the API and the forms (core/validators.py wraps them)."""
+
+from __future__ import annotations
+
+import math
+import re
+from itertools import accumulate
+from typing import Any
+
+# How deep a JSON document may nest (objects and arrays, the outermost counting as 1). Deeper
+# input is refused before it is parsed: json, jsonschema and the rule engine all recurse.
+MAX_JSON_DEPTH = 64
+
+# The longest duration in seconds (a delay, an expiration, a retry delay, a retention time) the
+# console accepts: ten years. Longer ones overflow Python's datetime and PostgreSQL's intervals.
+MAX_SECONDS = 10 * 366 * 86_400
+
+# A string of ASCII digits only: "¹".isdigit() is true but int("¹") fails.
+_ASCII_DIGITS = re.compile(r"[0-9]+")
+
+# JSON string literals, so that brackets inside them are not counted as nesting.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def is_ascii_id(value: object) -> bool:
+    """True for an int or a string of ASCII digits: an id rather than a name."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, str) and _ASCII_DIGITS.fullmatch(value) is not None
+
+
+def text_problem(value: str) -> str | None:
+    """Why PostgreSQL cannot store ``value`` as text, or None when it can."""
+    if "\x00" in value:
+        return "Contains a NUL character (\\u0000), which PostgreSQL cannot store."
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = ord(value[exc.start])
+        return f"Contains a lone surrogate (\\u{bad:04x}), which is not text PostgreSQL can store."
+    return None
+
+
+def number_problem(value: float) -> str | None:
+    if not math.isfinite(value):
+        return "Must be a finite number."
+    return None
+
+
+def seconds_problem(value: float | None) -> str | None:
+    """Why ``value`` is not a duration the console accepts, or None when it is."""
+    if value is None:
+        return None
+    if not math.isfinite(value):
+        return "Must be a finite number of seconds."
+    if value > MAX_SECONDS:
+        return f"At most {MAX_SECONDS} seconds (ten years)."
+    return None
+
+
+def depth_message() -> str:
+    return f"Nested deeper than {MAX_JSON_DEPTH} levels (the limit for JSON input)."
+
+
+def json_text_depth(text: str) -> int:
+    """How deep the JSON document ``text`` nests, found without parsing (and so without
+    recursing). Malformed text gives some number; the parser refuses it afterwards."""
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def _join(prefix: str, key: object) -> str:
+    if isinstance(key, int):
+        return f"{prefix}[{key}]"
+    return f"{prefix}.{key}" if prefix else str(key)
+
+
+# A node of the walk: (parent node, key in the parent, depth). Paths are spelled only for the
+# places at fault, so a clean 100,000-item list costs one pass and no strings.
+_Node = tuple[Any, Any, int]
+
+
+def _path(node: _Node | None, key: object, prefix: str) -> str:
+    keys = [] if key is None else [key]
+    while node is not None and node[1] is not None:
+        keys.append(node[1])
+        node = node[0]
+    path = prefix
+    for k in reversed(keys):
+        path = _join(path, k)
+    return path or "detail"
+
+
+def _scalar_problem(item: object) -> str | None:
+    if type(item) is str:
+        # Most text is ASCII without a NUL: answered without encoding it.
+        return None if item.isascii() and "\x00" not in item else text_problem(item)
+    if type(item) is float:
+        return number_problem(item)
+    return None
+
+
+def json_problems(value: Any, prefix: str = "", *, limit: int = 10) -> dict[str, str]:
+    """Every place in ``value`` (parsed JSON, or any dict/list/str/number tree) that PostgreSQL
+    cannot store or that nests too deep, keyed by its path (``payload.items[2].sku``, the spelling
+    of the API's error bodies); ``prefix`` names the root. Walks with a stack, never recursing."""
+    problems: dict[str, str] = {}
+    if (message := _scalar_problem(value)) is not None:
+        return {prefix or "detail": message}
+    if not isinstance(value, dict | list | tuple):
+        return problems
+    stack: list[tuple[_Node | None, Any, Any, int]] = [(None, None, value, 1)]
+    while stack and len(problems) < limit:
+        parent, key, item, depth = stack.pop()
+        node: _Node = (parent, key, depth)
+        if depth > MAX_JSON_DEPTH:
+            problems[_path(parent, key, prefix)] = depth_message()
+            continue
+        if isinstance(item, dict):
+            pairs = item.items()
+            for k in item:
+                if type(k) is str and (message := _scalar_problem(k)) is not None:
+                    # The key itself is not echoed in the path: it is what cannot be shown.
+                    problems[_path(parent, key, prefix)] = (
+                        f"A key: {message[0].lower()}{message[1:]}"
+                    )
+                    pairs = ()
+                    break
+        else:
+            pairs = enumerate(item)
+        for k, child in pairs:
+            if isinstance(child, dict | list | tuple):
+                stack.append((node, k, child, depth + 1))
+            elif (message := _scalar_problem(child)) is not None:
+                problems[_path(node, k, prefix)] = message
+    return problems
