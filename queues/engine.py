@@ -131,7 +131,10 @@ class Position:
         try:
             a, b, c = (int(p) for p in token.split("."))
         except ValueError as exc:
-            raise InvalidMessage("Not a browse position.", field="cursor") from exc
+            raise InvalidMessage(
+                "Not a queue position: give the cursor of an earlier dequeue answer.",
+                field="cursor",
+            ) from exc
         return cls(a, b, c)
 
 
