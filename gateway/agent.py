@@ -59,8 +59,8 @@ log = logging.getLogger(__name__)
 
 
 def agent_conninfo(username: str, password: str) -> str:
-    """The agent's PostgreSQL connection: the console's, as the agent's own user when it has one
-    (MGW's agent user, §1.3)."""
+    """The agent's PostgreSQL connection: the console's, as the agent user (MGW's agent user,
+    §1.3; STARTUP refuses an agent without one)."""
     base = console_conninfo()
     if not username:
         return base

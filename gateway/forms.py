@@ -210,6 +210,8 @@ class LinkForm(GatewayForm):
             value = current.get(name, default)
             label = f"{name}" + (" (required)" if required else "")
             extra = f" Default: {default}." if default not in (None, "") else ""
+            if link is not None and name in ("host", "port"):
+                extra += " Fixed (Table C-3): another server is a new link."
             if kind == "bool":
                 field: forms.Field = forms.ChoiceField(
                     choices=BOOL_CHOICES, required=False, label=label, help_text=help_text + extra

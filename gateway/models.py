@@ -29,7 +29,7 @@ DEFAULT_AGENT = "DEFAULT_AGENT"
 
 class Agent(models.Model):
     name = models.CharField(max_length=30, unique=True, validators=[name_validator])
-    # The PostgreSQL role the agent connects as; empty: the console's own DATABASE_URL user.
+    # The agent user: the PostgreSQL role the agent connects as. STARTUP needs one (§2.3).
     username = models.CharField(max_length=128, blank=True)
     password_encrypted = models.TextField(blank=True)
     max_memory = models.PositiveIntegerField(default=64, help_text="MB; checked, not enforced.")

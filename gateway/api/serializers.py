@@ -346,8 +346,9 @@ class LinkCreateSerializer(serializers.Serializer):
 
 
 class LinkAlterSerializer(_Changes):
-    """ALTER_MSGSYSTEM_LINK: given properties are merged over the current ones; agent and type
-    are fixed (a different value is a 400 naming it)."""
+    """ALTER_MSGSYSTEM_LINK: given properties are merged over the current ones; agent, type,
+    and the host and port properties are fixed (a different value is a 400 naming it); a
+    ``password`` inside ``properties`` is the link's password."""
 
     properties = serializers.DictField(required=False)
     password = serializers.CharField(required=False, allow_blank=True, write_only=True)

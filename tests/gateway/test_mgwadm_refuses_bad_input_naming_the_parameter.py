@@ -170,6 +170,7 @@ def test_bad_constants_and_oracle_rules_from_python_name_the_parameter(link):
         (lambda: mgwadm.cleanup_gateway(99), "action"),
         (lambda: mgwadm.cleanup_gateway(mgwadm.CLEAN_LOG_QUEUES, sarg="J"), "sarg"),
         (lambda: mgwadm.set_log_level("default_agent", 9), "log_level"),
+        (lambda: mgwadm.set_log_level("default_agent", "LIGHT_LOGGING"), "log_level"),
         (lambda: mgwadm.set_log_level("default_agent"), "log_level"),
         (lambda: mgwadm.alter_agent(username=None), "username"),
         (lambda: mgwadm.create_agent("a2", max_threads=500), "max_threads"),

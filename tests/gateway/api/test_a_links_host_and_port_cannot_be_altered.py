@@ -50,6 +50,8 @@ def test_the_facade_refuses_them(amqp_link):
 
 
 def test_the_edit_page_refuses_them(admin_client, amqp_link):
+    form = admin_client.get(f"/gateway/links/{amqp_link.pk}/edit/").content.decode()
+    assert form.count("Fixed (Table C-3): another server is a new link.") == 2
     r = admin_client.post(
         f"/gateway/links/{amqp_link.pk}/edit/",
         {
