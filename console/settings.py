@@ -155,7 +155,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PAGINATION_CLASS": "core.api.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.api.schema.AutoSchema",
     "EXCEPTION_HANDLER": "core.api.exceptions.exception_handler",
 }
 
@@ -164,6 +164,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Queue tables, queues, messages, agents and the change log.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its docs need a login and a role, like every other page and endpoint.
+    "SERVE_PERMISSIONS": ["core.permissions.RolePermission"],
     "COMPONENT_SPLIT_REQUEST": True,
     # Swagger UI and ReDoc served from the sidecar package: the machines have no internet.
     "SWAGGER_UI_DIST": "SIDECAR",

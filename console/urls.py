@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -31,6 +32,14 @@ urlpatterns = [
     path("jobs/", RedirectView.as_view(pattern_name="spark:job_list"), name="jobs_home"),
     path("api/", include("console.api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    # A page for people: no session sends them to the login page (the middleware leaves /api/ to
+    # DRF, whose answer would be a bare 401); the role check is the schema's (SERVE_PERMISSIONS).
+    path(
+        "api/docs/",
+        login_required(SpectacularSwaggerView.as_view(url_name="schema")),
+        name="api-docs",
+    ),
     path("admin/", admin.site.urls),
 ]
+
+handler404 = "core.api.exceptions.not_found"

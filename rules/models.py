@@ -269,8 +269,10 @@ class DbaEvaluationContextVar(models.Model):
 
 
 class DbaStreamsRule(models.Model):
-    # A rule in two rule sets appears twice; (rule_id, rule_set_name) is the real key.
-    rule_id = models.BigIntegerField(primary_key=True)
+    # A rule in two rule sets appears twice, so rule_id is not a key: "<rule id>-<membership id>"
+    # (0 for a rule in no set) is, and the API's detail route answers one row by it.
+    streams_rule_key = models.CharField(max_length=41, primary_key=True)
+    rule_id = models.BigIntegerField()
     streams_type = models.CharField(max_length=30, null=True)
     streams_name = models.CharField(max_length=128, null=True)
     rule_set_owner = models.CharField(max_length=150)

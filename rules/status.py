@@ -15,7 +15,7 @@ STATUS_VIEWS = (
     StatusView(
         "dba_streams_rules",
         DbaStreamsRule,
-        hidden=("rule_id",),
+        hidden=("streams_rule_key", "rule_id"),
         app="Rules",
         description="Rules made by the system-created rule generators.",
     ),

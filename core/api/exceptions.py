@@ -7,6 +7,8 @@ from django.core.exceptions import (
     TooManyFilesSent,
 )
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -71,3 +73,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if response is not None and isinstance(exc, exceptions.ValidationError):
         response.data = flatten_errors(response.data)
     return response
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler404: a URL under /api/ that no route matches (``/api/queues/1.5/`` where the id
+    pattern takes no dot) answers in the API's error body, not Django's HTML page."""
+    if request.path_info.startswith("/api/"):
+        return JsonResponse({"detail": "Not found.", "code": "not_found"}, status=404)
+    return page_not_found(request, exception)

@@ -146,7 +146,7 @@ class LinkSerializer(serializers.ModelSerializer):
     def get_has_password(self, obj: Link) -> bool:
         return bool(obj.password_encrypted)
 
-    @extend_schema_field(OpenApiTypes.OBJECT)
+    @extend_schema_field(serializers.DictField(allow_null=True))
     def get_guarantees(self, obj: Link) -> dict[str, Any] | None:
         if driver_for(obj.link_type) is None:
             return None
@@ -199,7 +199,7 @@ class JobSerializer(serializers.ModelSerializer):
     exception_queue = serializers.CharField(source="exception_name", read_only=True)
     link = serializers.SlugRelatedField(slug_field="name", read_only=True)
     agent = serializers.CharField(source="link.agent.name", read_only=True)
-    subscriber = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    subscriber = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
     max_failures = serializers.SerializerMethodField()
 
     class Meta:

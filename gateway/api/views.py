@@ -166,7 +166,8 @@ class AgentViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
             OpenApiParameter("limit", OpenApiTypes.INT, description=f"At most 1000; {LOG_LINES}."),
         ],
     )
-    @action(detail=True, methods=["get"])
+    # A plain list (``limit`` caps it), not a page: pagination_class=None says so to the schema.
+    @action(detail=True, methods=["get"], pagination_class=None)
     def log(self, request: Request, pk: str | None = None) -> Response:
         """The agent log, newest first; ``severity=WARN`` keeps WARN and ERROR lines."""
         try:

@@ -164,8 +164,12 @@ class PropagationSerializer(serializers.ModelSerializer):
 
     source_queue = serializers.SlugRelatedField(slug_field="name", read_only=True)
     destination_queue = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    positive_rule_set = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    negative_rule_set = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    positive_rule_set = serializers.SlugRelatedField(
+        slug_field="name", read_only=True, allow_null=True
+    )
+    negative_rule_set = serializers.SlugRelatedField(
+        slug_field="name", read_only=True, allow_null=True
+    )
     state = serializers.ChoiceField(choices=ScheduleState.choices, read_only=True)
     backlog = serializers.IntegerField(
         read_only=True, help_text="Messages the source queue still keeps for this propagation."
@@ -364,7 +368,7 @@ class PropagationBriefSerializer(serializers.Serializer):
         s = self._schedule(obj)
         return s.last_error_msg if s is not None else ""
 
-    @extend_schema_field(OpenApiTypes.DATETIME)
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
     def get_last_error_at(self, obj: Propagation) -> str | None:
         s = self._schedule(obj)
         if s is None or s.last_error_at is None:

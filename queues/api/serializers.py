@@ -24,7 +24,12 @@ User = get_user_model()
 
 
 class QueueTableSerializer(serializers.ModelSerializer):
-    owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    owner = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="The user who created it; null once that user is removed.",
+    )
     queue_count = serializers.IntegerField(read_only=True)
 
     class Meta:
@@ -110,6 +115,16 @@ class QueueSerializer(serializers.ModelSerializer):
         extra_kwargs = {"name": {"validators": [name_validator]}}
 
 
+class QueueFlagsSerializer(serializers.Serializer):
+    """START_QUEUE / STOP_QUEUE: which side; the body may be left out (both)."""
+
+    what = serializers.ChoiceField(
+        choices=["enqueue", "dequeue", "both"],
+        default="both",
+        error_messages={"invalid_choice": "Use enqueue, dequeue or both."},
+    )
+
+
 class QueueUpdateSerializer(serializers.ModelSerializer):
     """Name, queue table and kind are accepted so the service can refuse changing them by name."""
 
@@ -142,7 +157,9 @@ class QueueUpdateSerializer(serializers.ModelSerializer):
 
 class MessageSerializer(serializers.ModelSerializer):
     queue = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    original_queue = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    original_queue = serializers.SlugRelatedField(
+        slug_field="name", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = Message

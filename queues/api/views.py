@@ -43,9 +43,9 @@ class QueueTableViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         return s.QueueTableSerializer
 
     def perform_create(self, serializer: s.QueueTableSerializer) -> None:
-        serializer.instance = services.queue_table_create(
-            user=self.request.user, **serializer.validated_data
-        )
+        qt = services.queue_table_create(user=self.request.user, **serializer.validated_data)
+        # Read back through the selector: queue_count is one of its annotations.
+        serializer.instance = selectors.queue_table_list().get(pk=qt.pk)
 
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         qt = self.get_object()
@@ -97,12 +97,12 @@ class QueueViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         # A body that is not an object ([1, 2], "text", null) is a mistake, not "both".
         if not hasattr(request.data, "get"):
             raise DomainError('Send a JSON object, for example {"what": "both"}.', field="what")
-        what = request.data.get("what", "both")
-        if what not in ("enqueue", "dequeue", "both"):
-            raise DomainError("Use enqueue, dequeue or both.", field="what")
+        ser = s.QueueFlagsSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        what = ser.validated_data["what"]
         return {"enqueue": what in ("enqueue", "both"), "dequeue": what in ("dequeue", "both")}
 
-    @extend_schema(request=None, responses=s.QueueSerializer)
+    @extend_schema(request=s.QueueFlagsSerializer, responses=s.QueueSerializer)
     @action(detail=True, methods=["post"])
     def start(self, request: Request, pk: str | None = None) -> Response:
         """START_QUEUE; body ``{"what": "enqueue" | "dequeue" | "both"}`` (default both)."""
@@ -111,7 +111,7 @@ class QueueViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         )
         return Response(s.QueueSerializer(selectors.queue_list().get(pk=queue.pk)).data)
 
-    @extend_schema(request=None, responses=s.QueueSerializer)
+    @extend_schema(request=s.QueueFlagsSerializer, responses=s.QueueSerializer)
     @action(detail=True, methods=["post"])
     def stop(self, request: Request, pk: str | None = None) -> Response:
         """STOP_QUEUE; body ``{"what": "enqueue" | "dequeue" | "both"}`` (default both)."""

@@ -38,7 +38,12 @@ class RuleSerializer(serializers.ModelSerializer):
         required=False,
         allow_null=True,
     )
-    owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    owner = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="The user who created it; null once that user is removed.",
+    )
     rule_sets = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
 
     class Meta:
@@ -115,7 +120,12 @@ class RuleSetSerializer(serializers.ModelSerializer):
         required=False,
         allow_null=True,
     )
-    owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    owner = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="The user who created it; null once that user is removed.",
+    )
     members = RuleSetMemberSerializer(many=True, read_only=True)
     rule_count = serializers.IntegerField(read_only=True)
 

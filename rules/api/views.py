@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import Http404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -102,7 +102,15 @@ class RuleViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         message = selectors.message_for_test(ser.validated_data["message"])
         return Response(selectors.rule_test(rule, message))
 
-    @extend_schema(request=s.GenerateSerializer, responses=s.RuleSerializer(many=True))
+    @extend_schema(
+        request=s.GenerateSerializer,
+        responses={
+            200: OpenApiResponse(
+                s.GeneratedRuleSerializer(many=True), description="dry_run: nothing saved."
+            ),
+            201: OpenApiResponse(s.RuleSerializer(many=True), description="The rules created."),
+        },
+    )
     @action(detail=False, methods=["post"])
     def generate(self, request: Request) -> Response:
         """ADD_GLOBAL/SCHEMA/TABLE/SUBSET/MESSAGE_RULES or the exclude-a-table recipe. With
@@ -242,7 +250,7 @@ class RuleSetViewSet(
             selectors.rule_set_decide(message, positive=d["positive"], negative=d["negative"])
         )
 
-    @extend_schema(request=s.RuleSetMembershipSerializer, responses=s.RuleSetSerializer)
+    @extend_schema(request=s.RuleSetMembershipSerializer, responses={201: s.RuleSetSerializer})
     @action(detail=True, methods=["post"])
     def add_rule(self, request: Request, pk: str | None = None) -> Response:
         rs = self.get_object()
