@@ -108,7 +108,12 @@ def _database_url() -> str:
     return embedded_database_url(VAR_DIR)
 
 
-DATABASES = {"default": dj_database_url.parse(_database_url(), conn_max_age=60)}
+# Persistent connections are checked before their first use in each request or task: after a
+# PostgreSQL restart a kept connection is dead, and without the check the first request of
+# every web thread (and the first task of every worker thread) answered 500 on it.
+DATABASES = {
+    "default": dj_database_url.parse(_database_url(), conn_max_age=60, conn_health_checks=True)
+}
 DATABASES["default"].setdefault("TEST", {})["NAME"] = os.environ.get(
     "TEST_DATABASE_NAME", "test_aqconsole"
 )
