@@ -204,6 +204,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
 CELERY_TASK_IGNORE_RESULT = True
+# A broker away for longer than Celery's default 100 retries (about an hour) must not end the
+# workers: they keep trying until it is back.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
@@ -224,6 +228,8 @@ AQ_PROPAGATION = {
     "HEARTBEAT_S": _env_float("AQ_PROPAGATION_HEARTBEAT_S", 2),
     "STUCK_S": _env_float("AQ_PROPAGATION_STUCK_S", 30),  # RUNNING without a heartbeat: stuck
     "QUEUED_TIMEOUT_S": _env_float("AQ_PROPAGATION_QUEUED_TIMEOUT_S", 300),  # then LOST
+    # QUEUED this long since its task was sent: the task is sent again (a broker lost it).
+    "RESEND_S": _env_float("AQ_PROPAGATION_RESEND_S", 60),
     "BACKOFF_MIN_S": _env_float("AQ_PROPAGATION_BACKOFF_MIN_S", 2),
     "BACKOFF_MAX_S": _env_float("AQ_PROPAGATION_BACKOFF_MAX_S", 1800),
     "MAX_FAILURES": int(os.environ.get("AQ_PROPAGATION_MAX_FAILURES", "16")),

@@ -4,12 +4,19 @@ the propagation at once, no message moved twice."""
 
 from __future__ import annotations
 
+import itertools
 import signal
 import time
 
 import pytest
 
-from tests.restarts.harness import Console, assert_healthy, restart_round, wait_until
+from tests.restarts.harness import (
+    Console,
+    assert_healthy,
+    record_figures,
+    restart_round,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.restarts]
 
@@ -36,7 +43,7 @@ def test_beat_killed_and_restarted_runs_nothing_twice(console: Console) -> None:
         assert fired, f"delayed messages never became READY\n{console.logs()}"
         figures["timers_resumed_s"] = time.monotonic() - back
 
-    restart_round(console, "beat", restart)
+    figures.update(restart_round(console, "beat", restart))
     print(f"beat: delayed messages released {figures['timers_resumed_s']:.2f} s after its start")
     assert_healthy(console)
 
@@ -50,5 +57,6 @@ def test_beat_killed_and_restarted_runs_nothing_twice(console: Console) -> None:
         "SELECT id, started_at, ended_at FROM jobs_propagationrun WHERE started_at IS NOT NULL "
         "ORDER BY started_at"
     )
-    for (a, _, a_end), (b, b_start, _) in zip(runs, runs[1:], strict=False):
+    for (a, _, a_end), (b, b_start, _) in itertools.pairwise(runs):
         assert a_end is not None and a_end <= b_start, f"runs {a} and {b} overlap"
+    record_figures("beat", figures)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.restarts.harness import Console, assert_healthy, restart_round
+from tests.restarts.harness import Console, assert_healthy, record_figures, restart_round
 
 pytestmark = [pytest.mark.restarts]
 
@@ -21,5 +21,6 @@ def test_every_message_moves_exactly_once_across_a_broker_restart(console: Conso
         time.sleep(DOWN_S)
         console.redis.start()
 
-    restart_round(console, "broker", restart)
+    figures = restart_round(console, "broker", restart)
     assert_healthy(console)
+    record_figures("broker", figures)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.restarts.harness import Console, assert_healthy, restart_round
+from tests.restarts.harness import Console, assert_healthy, record_figures, restart_round
 
 pytestmark = [pytest.mark.restarts]
 
@@ -25,5 +25,6 @@ def test_every_message_moves_exactly_once_across_a_postgresql_restart(
         time.sleep(DOWN_S)
         console.pg.start()
 
-    restart_round(console, f"postgresql_{mode}", restart)
+    figures = restart_round(console, f"postgresql_{mode}", restart)
     assert_healthy(console)
+    record_figures(f"postgresql_{mode}", figures)
