@@ -425,7 +425,28 @@ class Console:
         return [n for n, p in self.procs.items() if not p.alive()]
 
     def logs(self) -> str:
-        return "\n".join(f"--- {n}.log\n{p.log(2500)}" for n, p in self.procs.items())
+        """What a failure message needs: the state of the agent, its jobs and the runs, the
+        agent's last log lines, and the end of each process's log."""
+        try:
+            state = (
+                f"agent {self.agent_state()}\njobs "
+                f"{self.query('SELECT name, status, failures, last_error_msg FROM gateway_job')}"
+                "\nlive runs "
+                f"{self.query('SELECT id, state, queued_at, heartbeat_at FROM jobs_propagationrun WHERE ended_at IS NULL')}"
+                "\nagent log:\n"
+                + "\n".join(
+                    f"  {r}"
+                    for r in self.query(
+                        "SELECT at, severity, component, text FROM gateway_agentlogline "
+                        "ORDER BY id DESC LIMIT 15"
+                    )
+                )
+            )
+        except psycopg.Error as exc:
+            state = f"(database not readable: {exc})"
+        return (
+            state + "\n" + "\n".join(f"--- {n}.log\n{p.log(2500)}" for n, p in self.procs.items())
+        )
 
     # -- reading the private database --
 
