@@ -245,6 +245,8 @@ MGW = {
     "HEARTBEAT_S": _env_float("MGW_HEARTBEAT_S", 2),
     "STALE_S": _env_float("MGW_STALE_S", 10),  # no lock and no beat this long: process gone
     "RESTART_DELAY_S": _env_float("MGW_RESTART_DELAY_S", 5),  # the Scheduler job's re-run
+    # A start task no worker claimed this long after it was sent is sent again (a broker lost it).
+    "START_RESEND_S": _env_float("MGW_START_RESEND_S", 60),
     "LOOP_WAIT_S": _env_float("MGW_LOOP_WAIT_S", 0.25),
     "SLICE_S": _env_float("MGW_SLICE_S", 5),  # a job cycle then gives its thread to others
     "FETCH_WAIT_S": _env_float("MGW_FETCH_WAIT_S", 0.5),
