@@ -108,7 +108,12 @@ def _database_url() -> str:
     return embedded_database_url(VAR_DIR)
 
 
-DATABASES = {"default": dj_database_url.parse(_database_url(), conn_max_age=60)}
+# Persistent connections are checked before their first use in each request or task: after a
+# PostgreSQL restart a kept connection is dead, and without the check the first request of
+# every web thread (and the first task of every worker thread) answered 500 on it.
+DATABASES = {
+    "default": dj_database_url.parse(_database_url(), conn_max_age=60, conn_health_checks=True)
+}
 DATABASES["default"].setdefault("TEST", {})["NAME"] = os.environ.get(
     "TEST_DATABASE_NAME", "test_aqconsole"
 )
@@ -201,6 +206,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
 CELERY_TASK_IGNORE_RESULT = True
+# A broker away for longer than Celery's default 100 retries (about an hour) must not end the
+# workers: they keep trying until it is back.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
@@ -221,6 +230,8 @@ AQ_PROPAGATION = {
     "HEARTBEAT_S": _env_float("AQ_PROPAGATION_HEARTBEAT_S", 2),
     "STUCK_S": _env_float("AQ_PROPAGATION_STUCK_S", 30),  # RUNNING without a heartbeat: stuck
     "QUEUED_TIMEOUT_S": _env_float("AQ_PROPAGATION_QUEUED_TIMEOUT_S", 300),  # then LOST
+    # QUEUED this long since its task was sent: the task is sent again (a broker lost it).
+    "RESEND_S": _env_float("AQ_PROPAGATION_RESEND_S", 60),
     "BACKOFF_MIN_S": _env_float("AQ_PROPAGATION_BACKOFF_MIN_S", 2),
     "BACKOFF_MAX_S": _env_float("AQ_PROPAGATION_BACKOFF_MAX_S", 1800),
     "MAX_FAILURES": int(os.environ.get("AQ_PROPAGATION_MAX_FAILURES", "16")),
@@ -236,6 +247,8 @@ MGW = {
     "HEARTBEAT_S": _env_float("MGW_HEARTBEAT_S", 2),
     "STALE_S": _env_float("MGW_STALE_S", 10),  # no lock and no beat this long: process gone
     "RESTART_DELAY_S": _env_float("MGW_RESTART_DELAY_S", 5),  # the Scheduler job's re-run
+    # A start task no worker claimed this long after it was sent is sent again (a broker lost it).
+    "START_RESEND_S": _env_float("MGW_START_RESEND_S", 60),
     "LOOP_WAIT_S": _env_float("MGW_LOOP_WAIT_S", 0.25),
     "SLICE_S": _env_float("MGW_SLICE_S", 5),  # a job cycle then gives its thread to others
     "FETCH_WAIT_S": _env_float("MGW_FETCH_WAIT_S", 0.5),

@@ -1010,7 +1010,10 @@ def _schedule(
     ``max_connections`` at a time per link."""
     seen = set()
     limits = dict(Link.objects.filter(agent_id=agent.id).values_list("id", "max_connections"))
-    for spec in specs:
+    # Longest-waiting first: in job-id order, a job polled at least once per loop (poll interval
+    # under LOOP_WAIT_S) took its link's only connection every round and starved the others.
+    rested = {job_id: r.ended_at for job_id, r in agent.runners.items()}
+    for spec in sorted(specs, key=lambda s: rested.get(s.id, 0.0)):
         seen.add(spec.id)
         runner = agent.runners.get(spec.id)
         if runner is None:

@@ -53,20 +53,22 @@ def _run(conn: Conn, sql: str, params: dict[str, Any]) -> tuple[list[tuple], int
 
 def agent_schedule_start(agent_id: int, conn: Conn = None) -> uuid.UUID | None:
     """STARTUP: NOT_STARTED → START_SCHEDULED with a new start token (returned; None when the
-    agent was not NOT_STARTED). The start task carries the token."""
+    agent was not NOT_STARTED). The start task carries the token; ``restart_at`` is when the
+    reaper sends a new one if no worker has claimed it by then (``agent_restart_due``)."""
     token = uuid.uuid4()
     _, n = _run(
         conn,
         """
         UPDATE gateway_agent SET status = %(to)s, start_token = %(token)s, shutdown_mode = '',
-               shutdown_requested = false, restart_at = NULL, last_error_msg = '',
-               last_error_at = NULL, updated = now()
+               shutdown_requested = false, last_error_msg = '', last_error_at = NULL,
+               restart_at = now() + make_interval(secs => %(resend)s), updated = now()
         WHERE id = %(id)s AND status = %(from)s
         """,
         {
             "to": AgentStatus.START_SCHEDULED,
             "from": AgentStatus.NOT_STARTED,
             "token": token,
+            "resend": config()["START_RESEND_S"],
             "id": agent_id,
         },
     )
@@ -175,15 +177,24 @@ def agent_declare_dead(
 
 def agent_restart_due(agent_id: int, now: datetime, conn: Conn = None) -> uuid.UUID | None:
     """A START_SCHEDULED agent whose restart time came: a new start token (returned) for the
-    start task about to be sent."""
+    start task about to be sent. Still unclaimed START_RESEND_S later, the start is sent again:
+    a broker that restarts without persistence loses the task, and the agent would stay
+    START_SCHEDULED for good (a late old task finds its token superseded)."""
     token = uuid.uuid4()
     _, n = _run(
         conn,
         """
-        UPDATE gateway_agent SET start_token = %(token)s, restart_at = NULL
+        UPDATE gateway_agent SET start_token = %(token)s,
+               restart_at = %(now)s + make_interval(secs => %(resend)s)
         WHERE id = %(id)s AND status = %(scheduled)s AND restart_at <= %(now)s
         """,
-        {"token": token, "id": agent_id, "scheduled": AgentStatus.START_SCHEDULED, "now": now},
+        {
+            "token": token,
+            "id": agent_id,
+            "scheduled": AgentStatus.START_SCHEDULED,
+            "now": now,
+            "resend": config()["START_RESEND_S"],
+        },
     )
     return token if n else None
 

@@ -142,7 +142,11 @@ def agent_diagnostics(agent: Agent) -> list[str]:
             stopped_at__isnull=True, last_seen__gte=cutoff, queues__contains=[agent.celery_queue]
         )
         if agent.restart_at:
-            notes.append(f"Restart scheduled at {agent.restart_at:%H:%M:%S} after a failure.")
+            # After a failure, or a start already sent: the start task goes (again) then.
+            notes.append(
+                f"The start task is sent at {agent.restart_at:%H:%M:%S} unless a worker has "
+                "taken the start by then."
+            )
         if not serving.exists():
             notes.append(
                 f"No live Celery worker consumes {agent.celery_queue}: start one with "

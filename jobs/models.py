@@ -142,6 +142,8 @@ class PropagationRun(models.Model):
     pid = models.IntegerField(null=True, blank=True)
     session_id = models.IntegerField(null=True, blank=True)  # the run's PostgreSQL backend pid
     queued_at = models.DateTimeField(default=timezone.now)
+    # When its task was last sent: the reaper sends it again if the broker lost it.
+    sent_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)

@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 # Advisory-lock namespace (the two-int key form, a keyspace apart from the engine's bigint locks).
 LOCK_NS = 0x4150  # "AP"
 LOCK_WAIT_S = 5.0
+# A run that lost its database waits this long for it to record why it failed.
+RECONNECT_WAIT_S = 15.0
 
 # Set when this process's Celery worker starts a warm shutdown (jobs/worker.py): runs end at their
 # next loop instead of holding the shutdown for the rest of their slice.
@@ -535,8 +537,11 @@ def execute(
         try:
             reason = _loop(conn, run_id, prop_id, conninfo)
         except Exception as exc:
-            conn.rollback()
             log.warning("propagation run %s failed: %s", run_id, exc, exc_info=True)
+            if conn.broken:
+                _fail_after_reconnect(conninfo, run_id, exc)
+                return f"FAILED: {exc}"
+            conn.rollback()
             finish_run(conn, run_id, state=RunState.FAILED, error=_error_text(exc))
             conn.commit()
             return f"FAILED: {exc}"
@@ -545,6 +550,29 @@ def execute(
         return f"SUCCEEDED: {reason}"
     finally:
         conn.close()  # also releases the advisory lock
+
+
+def _fail_after_reconnect(conninfo: str, run_id: int, exc: BaseException) -> None:
+    """The run's session died with the database (a restart): its open batch rolled back with
+    it. Record why from a new session once the server answers again, so the run does not read
+    as a dead worker; if it stays away, the reaper fails the run when it sees the lock free."""
+    deadline = time.monotonic() + RECONNECT_WAIT_S
+    while True:
+        try:
+            with psycopg.connect(conninfo, connect_timeout=2) as conn:
+                finish_run(
+                    conn,
+                    run_id,
+                    state=RunState.FAILED,
+                    from_states=(RunState.RUNNING,),
+                    error=f"The database connection was lost ({_error_text(exc)}). The open "
+                    "batch was rolled back; no message was lost or moved twice.",
+                )
+            return
+        except psycopg.OperationalError:
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.2)
 
 
 def _error_text(exc: BaseException) -> str:

@@ -8,6 +8,7 @@ Runs are created here before their task is sent, and the task is sent only after
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,6 +35,7 @@ from rules.lang.clients import PROPAGATION
 from rules.models import RuleSet
 
 User = AbstractBaseUser | AnonymousUser | None
+log = logging.getLogger(__name__)
 
 PROPAGATION_EDITABLE = ("positive_rule_set", "negative_rule_set", "comment")
 MAX_SPAN_S = MAX_SECONDS  # the console's one limit on durations (core.validators)
@@ -495,13 +497,15 @@ def propagation_dispatch(
             if s.window_start > now:
                 s.save(update_fields=["window_start", "window_end", "next_run_at", "updated"])
                 continue
-            run = PropagationRun.objects.create(propagation=s.propagation)
+            run = PropagationRun.objects.create(
+                propagation=s.propagation, sent_at=now if send else None
+            )
             s.run = run
             s.save(update_fields=["window_start", "window_end", "run", "updated"])
             created.append(run.pk)
         for run_id in created if send else ():
             # robust: one failed send must not keep the others from going out (the reaper
-            # retires a run whose task never arrives).
+            # sends a run's task again while it stays QUEUED).
             transaction.on_commit(lambda r=run_id: propagation_run.delay(r), robust=True)
     return created
 
@@ -539,6 +543,7 @@ def propagation_reap(*, now: datetime | None = None) -> dict[str, int]:
             )
             died += ended is not None
     stale = now - timedelta(seconds=cfg["QUEUED_TIMEOUT_S"])
+    resent = _resend_queued(now, stale, cfg)
     for run in PropagationRun.objects.filter(state=RunState.QUEUED, queued_at__lt=stale).only("pk"):
         with transaction.atomic():
             # Only if still QUEUED: its task may have claimed it since the query above.
@@ -567,7 +572,35 @@ def propagation_reap(*, now: datetime | None = None) -> dict[str, int]:
     )
     purged, _ = PropagationRun.objects.filter(pk__in=expired).delete()
     connection.close_if_unusable_or_obsolete()
-    return {"died": died, "lost": lost, "workers_gone": gone, "runs_purged": purged}
+    return {
+        "died": died,
+        "lost": lost,
+        "resent": resent,
+        "workers_gone": gone,
+        "runs_purged": purged,
+    }
+
+
+def _resend_queued(now: datetime, stale: datetime, cfg: dict[str, Any]) -> int:
+    """Send again the task of each run QUEUED for RESEND_S since its last send. A broker that
+    restarts without persistence (or a send that failed while it was down) loses the task, and
+    the run would otherwise wait QUEUED_TIMEOUT_S to be called LOST; a duplicate is harmless
+    (the claim is a conditional UPDATE)."""
+    from jobs.tasks import propagation_run
+
+    due = now - timedelta(seconds=cfg["RESEND_S"])
+    resent = 0
+    for run_id in PropagationRun.objects.filter(
+        state=RunState.QUEUED, sent_at__lt=due, queued_at__gte=stale
+    ).values_list("pk", flat=True):
+        if PropagationRun.objects.filter(pk=run_id, state=RunState.QUEUED).update(sent_at=now):
+            try:
+                propagation_run.delay(run_id)
+            except Exception as exc:  # the broker still away: next pass
+                log.warning("propagation run %s: sending its task again failed: %s", run_id, exc)
+                continue
+            resent += 1
+    return resent
 
 
 def worker_heartbeat(

@@ -9,7 +9,11 @@ from typing import Any
 from celery import shared_task
 
 
-@shared_task(name="jobs.tasks.propagation_run", bind=True, ignore_result=True, acks_late=True)
+# Not acks_late: a run holds its task for a whole slice, and a broker connection lost while a
+# message is unacknowledged makes kombu's Redis transport crash the worker as it restores it
+# (AttributeError in Channel.close, kombu 5.7). Nothing is lost without it: the claim makes a
+# second delivery harmless, and the reaper sends again the task of a run left QUEUED.
+@shared_task(name="jobs.tasks.propagation_run", bind=True, ignore_result=True, acks_late=False)
 def propagation_run(self: Any, run_id: int) -> str:
     """Run one propagation window's run. A redelivered or duplicated task finds the run already
     claimed (a conditional UPDATE) and does nothing."""
