@@ -10,9 +10,6 @@ from core import views as core_views
 from gateway import views as gateway_views
 from jobs.urls import spark_urlpatterns
 
-# A body over Django's limits is refused before any view: say which limit, in the page or JSON.
-handler400 = "core.views.bad_request"
-
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
@@ -42,4 +39,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
+# A body over Django's limits is refused before any view: say which limit, in the page or JSON.
+handler400 = "core.views.bad_request"
 handler404 = "core.api.exceptions.not_found"

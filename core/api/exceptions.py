@@ -51,11 +51,10 @@ def request_limit_error(exc: Exception) -> dict[str, Any] | None:
     for kind, (setting, text) in _REQUEST_LIMITS.items():
         if isinstance(exc, kind):
             limit = getattr(settings, setting)
+            # The Error component's shape (core/api/schema.py): the limit is named in detail.
             return {
                 "detail": f"{text.format(n=limit)}: the limit is {setting} = {limit}.",
                 "code": "request_too_large",
-                "limit": setting,
-                "max": limit,
             }
     return None
 
