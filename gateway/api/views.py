@@ -140,7 +140,14 @@ class AgentViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         responses={204: None},
     )
     # Not a method named ``options``: that name is APIView's handler of the HTTP OPTIONS verb.
-    @action(detail=True, methods=["get", "post", "delete"], url_path="options", url_name="options")
+    # A plain list, not a page: pagination_class=None says so to the schema.
+    @action(
+        detail=True,
+        methods=["get", "post", "delete"],
+        url_path="options",
+        url_name="options",
+        pagination_class=None,
+    )
     def agent_options(self, request: Request, pk: str | None = None) -> Response:
         """The agent's options: GET lists them (encrypted values as <<ENCRYPTED>>), POST sets
         one (SET_OPTION), DELETE ?name= removes one (REMOVE_OPTION)."""

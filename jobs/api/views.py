@@ -211,7 +211,12 @@ class MaintenanceView(APIView):
         )
         return Response(s.MaintenanceSerializer(m).data)
 
-    @extend_schema(request=s.MaintenanceSerializer, responses=s.MaintenanceSerializer)
+    # PUT's body, ``restricted`` required: drf-spectacular would document a PATCH serializer as
+    # all-optional, and ``{}`` is refused (400 naming restricted).
+    @extend_schema(
+        request={"application/json": {"$ref": "#/components/schemas/MaintenanceRequest"}},
+        responses=s.MaintenanceSerializer,
+    )
     def patch(self, request: Request) -> Response:
         return self.put(request)
 

@@ -28,6 +28,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 EXAMPLES = int(os.environ.get("AQ_FUZZ_EXAMPLES", "8"))
 PHASES = os.environ.get("AQ_FUZZ_PHASES", "fuzzing,stateful")
+# One worker keeps the run the same every time; the longer run may use more (blocking dequeues).
+WORKERS = os.environ.get("AQ_FUZZ_WORKERS", "1")
 # Where to keep the report and the full output (the longer run's figures come from there).
 KEEP = os.environ.get("AQ_FUZZ_KEEP", "")
 # Every check but the two that judge input by the schema alone: whether a name exists is the
@@ -239,9 +241,10 @@ def _fuzz(
         # Derandomised, and so no example database either: the same requests on every run.
         "--generation-deterministic",
         "--workers",
-        "1",
+        WORKERS,
+        # Above the longest a request may take on purpose: a dequeue may wait up to 60 s.
         "--request-timeout",
-        "30",
+        "90",
         "--no-color",
         "--report",
         "json",
