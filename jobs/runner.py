@@ -79,7 +79,9 @@ UPDATE jobs_propagationschedule s SET
             secs => least(%(low)s * power(2, least(s.failures, 60)), %(high)s))
         ELSE now() END
 FROM r
-WHERE s.propagation_id = r.propagation_id AND (s.run_id = r.id OR s.run_id IS NULL)
+-- Only the schedule that names this run: one created after an unschedule is not this run's,
+-- and must neither take its totals nor be row-locked by its end (dispatch skips locked rows).
+WHERE s.propagation_id = r.propagation_id AND s.run_id = r.id
 RETURNING s.failures, s.enabled
 """
 
