@@ -1,9 +1,12 @@
 """Pages of the core app: the change log."""
 
 import json
+import sys
 
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from django.views.defaults import server_error as django_server_error
 from django_tables2 import RequestConfig
 
 from core import selectors
@@ -73,3 +76,31 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
         {"title": "Request refused", "detail": detail},
         status=status,
     )
+
+
+# The database being away is the one server-side failure a client can do something about: wait
+# and send again. Said plainly, without a template (base.html's context needs the database).
+_DB_AWAY = "The database is not answering (restarting?); nothing was changed. Try again shortly."
+_DB_AWAY_PAGE = (
+    "<!doctype html><title>Database unavailable</title><h1>Database unavailable</h1><p>{}</p>"
+)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """Django's handler500, called inside the failed request's ``except``: a lost or refused
+    database connection is a 503 with Retry-After (JSON under /api/); anything else keeps
+    Django's 500, in the API's error body under /api/."""
+    exc = sys.exc_info()[1]
+    api = request.path_info.startswith("/api/")
+    if isinstance(exc, OperationalError | InterfaceError):
+        if api:
+            response: HttpResponse = JsonResponse(
+                {"detail": _DB_AWAY, "code": "database_unavailable"}, status=503
+            )
+        else:
+            response = HttpResponse(_DB_AWAY_PAGE.format(_DB_AWAY), status=503)
+        response["Retry-After"] = "5"
+        return response
+    if api:
+        return JsonResponse({"detail": "Server error.", "code": "server_error"}, status=500)
+    return django_server_error(request)

@@ -628,6 +628,7 @@ class Producer:
         self.interval = interval
         self.sent = dict.fromkeys(self.BATCH, 0)  # seqs [0, n) exist in each queue
         self.failed_requests = 0
+        self.refusals: Counter = Counter()  # HTTP status of each refused enqueue (0: no answer)
         self.last_ok = 0.0  # monotonic time of the last 201
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="producer", daemon=True)
@@ -667,6 +668,7 @@ class Producer:
                 self.last_ok = time.monotonic()
                 break
             self.failed_requests += 1
+            self.refusals[status] += 1
             assert wait_until(self.console.pg.answers, 120), "PostgreSQL did not come back"
             if self.console.seqs_at(queue, self.tag, ALL_STATES).get(start):
                 break  # committed after all: the answer was lost, not the batch
@@ -767,8 +769,10 @@ def restart_round(
         f"\n{kind}: moved again after "
         + ", ".join(f"{k} {v:.2f} s" for k, v in sorted(resumed.items()))
         + f"; waiting at the sources at the restart: {in_flight}; "
-        f"{sum(expected.values())} messages, {producer.failed_requests} enqueue(s) refused"
+        f"{sum(expected.values())} messages, {producer.failed_requests} enqueue(s) refused {dict(producer.refusals)}"
     )
+    # While a server is away the web process says so (503) or cannot answer at all; never a 500.
+    assert set(producer.refusals) <= {0, 503}, f"{kind}: enqueue answers {producer.refusals}"
     return figures
 
 
