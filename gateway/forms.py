@@ -38,6 +38,13 @@ def driver_for(link_type: str) -> Any:
 class GatewayForm(forms.Form):
     """Maps a service's error field to the input that shows it (see ``error_field``)."""
 
+    # A model field whose input has the service's parameter name (Link.name is ``linkname``):
+    # the model's own ValidationError names the model field.
+    model_fields: dict[str, str] = {}
+
+    def model_error_field(self, name: str) -> str:
+        return self.model_fields.get(name, name)
+
     def error_field(self, exc: DomainError) -> str | None:
         field = exc.field
         if field == "properties.password" and "password" in self.fields:
@@ -188,6 +195,7 @@ class LinkTypeForm(forms.Form):
 
 
 class LinkForm(GatewayForm):
+    model_fields = {"name": "linkname"}
     """CREATE_MSGSYSTEM_LINK (no ``link``) or ALTER_MSGSYSTEM_LINK (``link``): the type's
     properties from its driver, the write-only password, options limited to the driver's."""
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from core.exceptions import DomainError, NotFound
+from core.validators import is_ascii_id
 from gateway import services
 from gateway.choices import (
     CleanupAction,
@@ -505,7 +506,7 @@ def _split_properties(properties: Any, *, alter: bool) -> tuple[dict[str, Any], 
     for key in _LINK_COLUMNS:
         if key in props:
             value = props.pop(key)
-            if key == "max_connections" and isinstance(value, str) and value.strip().isdigit():
+            if key == "max_connections" and isinstance(value, str) and is_ascii_id(value.strip()):
                 value = int(value)  # INTEGER attribute given as text (command line)
             extra[key] = value
     return props, extra

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.contrib import messages
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -46,8 +47,9 @@ SEVERITIES = [("", "all"), ("WARN", "WARN and ERROR"), ("ERROR", "ERROR only")]
 
 
 def _service(form: GatewayForm, call: Callable[[], T]) -> Callable[[], T]:
-    """``call`` with its DomainError moved to the input that shows it (form.error_field), so
-    core.generic.run_service puts the message next to that input."""
+    """``call`` with its DomainError (or a model's ValidationError) moved to the input that shows
+    it (form.error_field, form.model_error_field), so core.generic.run_service puts the message
+    next to that input."""
 
     def wrapped() -> T:
         try:
@@ -55,6 +57,12 @@ def _service(form: GatewayForm, call: Callable[[], T]) -> Callable[[], T]:
         except DomainError as exc:
             exc.field = form.error_field(exc)
             raise
+        except DjangoValidationError as exc:
+            if not hasattr(exc, "error_dict"):
+                raise
+            raise DjangoValidationError(
+                {form.model_error_field(k): v for k, v in exc.error_dict.items()}
+            ) from exc
 
     return wrapped
 
