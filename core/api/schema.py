@@ -12,8 +12,9 @@ from drf_spectacular.plumbing import ResolvedComponent
 from rest_framework import serializers
 
 # Two spellings come out of the exception handler: ``{"detail": "…", "code": "…"}`` for an error
-# about the request as a whole, and ``{"<field path>": ["…", …]}`` for errors naming the input at
-# fault (``messages[1].priority``); a Django ValidationError with no field gives ``detail`` a list.
+# about the request as a whole (a 413 among them), and ``{"<field path>": ["…"]}`` for errors
+# naming the input at fault (``messages[1].priority``); a Django ValidationError with
+# no field gives ``detail`` a list.
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "description": (
@@ -44,6 +45,8 @@ _DESCRIPTIONS = {
     "404": "No such object (by id or name), or no such part of it.",
     "409": "The request conflicts with the current state (a duplicate name, an object in use, "
     "a state that does not allow the change).",
+    "413": "The request is over one of the size limits (body bytes, form fields); the body "
+    "names the setting.",
 }
 
 _PATH_PARAMETER = re.compile(r"{\w+}")
@@ -51,8 +54,9 @@ _PATH_PARAMETER = re.compile(r"{\w+}")
 
 class AutoSchema(SpectacularAutoSchema):
     """drf-spectacular's AutoSchema plus the error responses: 401 and 403 everywhere (every
-    endpoint needs a login and a role), 400 wherever there is input to refuse, 404 on the routes
-    that address an object, 409 on every write. An operation's own ``responses`` win."""
+    endpoint needs a login and a role), 400 and 413 wherever there is input to refuse or too much
+    of it, 404 on the routes that address an object, 409 on every write. An operation's own
+    ``responses`` win."""
 
     def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
         operation = super().get_operation(*args, **kwargs)
@@ -82,7 +86,7 @@ class AutoSchema(SpectacularAutoSchema):
         has_input = writes or bool(operation.get("parameters")) or "requestBody" in operation
         codes = ["401", "403"]
         if has_input:
-            codes.append("400")
+            codes += ["400", "413"]
         if _PATH_PARAMETER.search(self.path):
             codes.append("404")
         if writes:

@@ -111,7 +111,8 @@ class RuleViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
             201: OpenApiResponse(s.RuleSerializer(many=True), description="The rules created."),
         },
     )
-    @action(detail=False, methods=["post"])
+    # Lists, not pages: pagination_class=None keeps the schema from wrapping them in one.
+    @action(detail=False, methods=["post"], pagination_class=None)
     def generate(self, request: Request) -> Response:
         """ADD_GLOBAL/SCHEMA/TABLE/SUBSET/MESSAGE_RULES or the exclude-a-table recipe. With
         ``dry_run`` the conditions are returned and nothing is saved."""

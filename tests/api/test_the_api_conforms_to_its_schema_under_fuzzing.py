@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -81,9 +82,9 @@ def _api(user: Any) -> APIClient:
     return client
 
 
-def _seed(admin: Any) -> list[str | int]:
-    """Something of every kind, made through the API as a client would. Returns the names and
-    ids the fuzzer should try in paths and bodies."""
+def _seed(admin: Any) -> dict[str, list[str]]:
+    """Something of every kind, made through the API as a client would. Returns, by collection,
+    the ids and names the fuzzer should try in paths and bodies."""
     api = _api(admin)
     made: list[tuple[str, str, dict[str, Any]]] = [
         ("queue-tables", "QT_FUZZ", {"sort_order": "enq_time", "multiple_consumers": True}),
@@ -101,11 +102,9 @@ def _seed(admin: Any) -> list[str | int]:
         ("rules", "FUZZ_RULE", {"condition": ":msg.region = 'EU'"}),
         ("rule-sets", "FUZZ_RS", {}),
     ]
-    ids: list[str | int] = []
     for collection, name, body in made:
         r = api.post(f"/api/{collection}/", {"name": name, **body})
         assert r.status_code == 201, (collection, r.content)
-        ids.append(r.json()["id"])
     steps: list[tuple[str, dict[str, Any], int]] = [
         ("/api/rule-sets/FUZZ_RS/add_rule/", {"rule": "FUZZ_RULE"}, 201),
         ("/api/rules/generate/", {"kind": "table", "table_name": "hr.emp"}, 201),
@@ -150,8 +149,6 @@ def _seed(admin: Any) -> list[str | int]:
     for path, body, expected in steps:
         r = api.post(path, body)
         assert r.status_code == expected, (path, r.content)
-        if isinstance(r.json(), dict) and "id" in r.json():
-            ids.append(r.json()["id"])
     # A message in an exception queue, for replay: FUZZ_SC allows no retry.
     got = api.post("/api/queues/FUZZ_SC/dequeue/", {"mode": "LOCKED"}).json()["messages"][0]
     r = api.post(
@@ -164,56 +161,105 @@ def _seed(admin: Any) -> list[str | int]:
         {"declarative_type": "RENAME COLUMN", "from_column_name": "a", "to_column_name": "b"},
     )
     assert r.status_code == 201, r.content
-    names = [name for _, name, _ in made] + [
-        "FUZZ_PROP",
-        "FUZZ_LINK",
-        "FUZZ_FQ@FUZZ_LINK",
-        "FUZZ_JOB",
-        "DEFAULT_AGENT",
-        dml,
-        admin.username,
-        *(q["name"] for q in api.get("/api/queues/?kind=EXCEPTION_QUEUE").json()["results"]),
-    ]
-    return [*names, *sorted({*ids, 1, 2, 3})]
+    return {c: _keys(api, c) for c in COLLECTIONS}
 
 
-def _config(path: Path, known: list[str | int]) -> Path:
-    """schemathesis.toml: the seeded names and ids as a dictionary for every parameter that
-    names an object."""
-    values = ", ".join(json.dumps(str(v)) for v in known)
-    numbers = ", ".join(json.dumps(str(v)) for v in known if isinstance(v, int))
-    targets = [
-        "path.id",
-        *(
-            f"body.{f}"
-            for f in (
-                "queue",
-                "queue_table",
-                "exception_queue",
-                "source_queue",
-                "destination_queue",
-                "rule",
-                "rule_set",
-                "positive_rule_set",
-                "negative_rule_set",
-                "positive",
-                "negative",
-                "evaluation_context",
-                "link",
-                "agent",
-                "source",
-                "destination",
-                "user",
-            )
-        ),
-    ]
+# What the detail routes address, by collection (the path below /api/).
+COLLECTIONS = [
+    "queue-tables",
+    "queues",
+    "messages",
+    "subscribers",
+    "agents",
+    "privileges",
+    "evaluation-contexts",
+    "rules",
+    "rule-sets",
+    "propagations",
+    "propagation-runs",
+    "spark-jobs",
+    "changelog",
+    "gateway/agents",
+    "gateway/links",
+    "gateway/foreign-queues",
+    "gateway/jobs",
+]
+# The status views' keys are ids of the objects above.
+STATUS_KEYS = [
+    "agent_id",
+    "agent_user_id",
+    "job_id",
+    "link_id",
+    "member_id",
+    "option_id",
+    "propagation_id",
+    "qid",
+    "queue_id",
+    "queue_table_id",
+    "rule_id",
+    "rule_set_id",
+    "schedule_id",
+    "transformation_id",
+    "variable_id",
+]
+
+
+def _keys(api: APIClient, collection: str) -> list[str]:
+    """Every way the objects of a collection are addressed: id, name, NAME@LINK."""
+    body = api.get(f"/api/{collection}/?limit=1000").json()
+    rows = body["results"] if isinstance(body, dict) else body
+    keys: list[str] = []
+    for row in rows:
+        keys += [str(row[k]) for k in ("id", "name", "address") if row.get(k) not in (None, "")]
+    return sorted(set(keys))
+
+
+def _toml_list(values: list[str]) -> str:
+    return "[" + ", ".join(json.dumps(v) for v in values) + "]"
+
+
+def _config(path: Path, keys: dict[str, list[str]]) -> Path:
+    """schemathesis.toml: the seeded keys as dictionaries, drawn three times out of four for the
+    ``{id}`` of their own collection's routes, half of the time for the names in bodies."""
+    every = sorted({k for values in keys.values() for k in values})
+    ids = sorted({k for k in every if k.isdigit()}, key=int)
     lines = [
-        f"[dictionaries.known]\nvalues = [{values}]\n",
-        f"[dictionaries.ids]\nvalues = [{numbers}]\n",
-        "[parameters]",
-        '"path.transformation_id" = { dictionary = "ids", probability = 0.5 }',
+        f"[dictionaries.every]\nvalues = {_toml_list(every)}\n",
+        f"[dictionaries.ids]\nvalues = {_toml_list(ids)}\n",
     ]
-    lines += [f'"{t}" = {{ dictionary = "known", probability = 0.5 }}' for t in targets]
+    for n, collection in enumerate(COLLECTIONS):
+        if keys[collection]:
+            lines.append(f"[dictionaries.c{n}]\nvalues = {_toml_list(keys[collection])}\n")
+    bodies = [
+        "queue",
+        "queue_table",
+        "exception_queue",
+        "source_queue",
+        "destination_queue",
+        "rule",
+        "rule_set",
+        "positive_rule_set",
+        "negative_rule_set",
+        "positive",
+        "negative",
+        "evaluation_context",
+        "link",
+        "agent",
+        "source",
+        "destination",
+        "user",
+    ]
+    lines.append("[parameters]")
+    lines += [f'"path.{k}" = {{ dictionary = "ids", probability = 0.5 }}' for k in STATUS_KEYS]
+    lines += [f'"body.{f}" = {{ dictionary = "every", probability = 0.5 }}' for f in bodies]
+    for n, collection in enumerate(COLLECTIONS):
+        if keys[collection]:
+            regex = f"^/api/{re.escape(collection)}/\\{{id\\}}/"
+            binding = f'{{ "path.id" = {{ dictionary = "c{n}", probability = 0.75 }} }}'
+            lines.append(
+                f"\n[[operations]]\ninclude-path-regex = {json.dumps(regex)}\n"
+                f"parameters = {binding}"
+            )
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -296,10 +342,10 @@ ROLES = [
 def test_every_operation_answers_as_the_schema_says_under_fuzzing(
     request, live_server, admin_user, loopback_fence, tmp_path, role, examples, phases
 ):
-    known = _seed(admin_user)
+    keys = _seed(admin_user)
     user = request.getfixturevalue(role)
     token = Token.objects.get_or_create(user=user)[0].key
-    config = _config(tmp_path / "schemathesis.toml", known)
+    config = _config(tmp_path / "schemathesis.toml", keys)
 
     try:
         report, output, elapsed = _fuzz(

@@ -1,14 +1,16 @@
-"""Every operation documents the errors it can answer (401 and 403 everywhere, 400 where there is
-input, 404 on a route that names an object, 409 on a write) with one Error body, and that body
-describes what the API really sends for each of them."""
+"""Every operation documents the errors it can answer (401 and 403 everywhere, 400 and 413 where
+there is input, 404 on a route that names an object, 409 on a write) with one Error body, and
+that body describes what the API really sends for each of them."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import jsonschema
 import pytest
 import yaml
+from django.conf import settings
 
 
 @pytest.fixture
@@ -35,7 +37,7 @@ def test_every_operation_documents_its_error_answers(schema):
     for path, method, operation in _operations(schema):
         expected = {"401", "403"}
         if method != "get" or operation.get("parameters") or "requestBody" in operation:
-            expected.add("400")
+            expected |= {"400", "413"}
         if re.search(r"{\w+}", path):
             expected.add("404")
         if method in ("post", "put", "patch", "delete"):
@@ -64,6 +66,11 @@ def test_the_errors_of_every_kind_match_the_documented_body(
         400: admin_api.post("/api/queues/ORDERS/enqueue/", {"messages": [{"priority": "x"}]}),
         "400 what": admin_api.post("/api/queues/ORDERS/stop/", {"what": "everything"}),
         409: admin_api.post("/api/queues/", {"name": "orders", "queue_table": "QT_ORDERS"}),
+        413: admin_api.post(
+            "/api/queues/ORDERS/enqueue/",
+            json.dumps({"payload": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)}),
+            content_type="application/json",
+        ),
     }
 
     for expected, response in answers.items():

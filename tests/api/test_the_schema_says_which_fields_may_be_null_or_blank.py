@@ -87,6 +87,9 @@ def test_generate_documents_200_for_a_dry_run_and_201_for_the_rules_made(schema,
 
     assert (dry.status_code, made.status_code) == (200, 201)
     assert {"200", "201"} <= set(documented)
+    for code, component in (("200", "GeneratedRule"), ("201", "Rule")):
+        body = documented[code]["content"]["application/json"]["schema"]
+        assert body == {"type": "array", "items": {"$ref": f"#/components/schemas/{component}"}}
     assert "201" in schema["paths"]["/api/rule-sets/{id}/add_rule/"]["post"]["responses"]
     assert "200" not in schema["paths"]["/api/rule-sets/{id}/add_rule/"]["post"]["responses"]
     for rule in made.json():
