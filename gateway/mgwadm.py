@@ -22,8 +22,10 @@ import inspect
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+
 from core.exceptions import DomainError, NotFound
-from core.validators import is_ascii_id
+from core.storable import is_ascii_id
 from gateway import services
 from gateway.choices import (
     CleanupAction,
@@ -254,6 +256,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 PROCEDURES: dict[str, Callable[..., Any]] = {}
 
 
+def _first_error(exc: ValidationError) -> tuple[str | None, str]:
+    if hasattr(exc, "error_dict"):
+        field, errors = next(iter(exc.message_dict.items()))
+        return (None if field == NON_FIELD_ERRORS else field), errors[0]
+    return None, exc.messages[0]
+
+
 def procedure(fields: dict[str, str] | None = None) -> Callable[[F], F]:
     """Register a DBMS_MGWADM procedure; its DomainErrors name this function's parameters
     (``fields`` maps the service's field names to them) and the procedure."""
@@ -276,6 +285,17 @@ def procedure(fields: dict[str, str] | None = None) -> Callable[[F], F]:
                     exc.field = renames[exc.field] or None
                 exc.procedure = fn.__name__.upper()  # type: ignore[attr-defined]
                 raise
+            except ValidationError as exc:
+                # A model's full_clean (a name its validator refuses): the same ORA-style error
+                # as a DomainError, naming the parameter, rather than a traceback.
+                field, message = _first_error(exc)
+                error = DomainError(message, field=field)
+                if field == "name":
+                    error.field = renames["status"] or None
+                elif field in renames:
+                    error.field = renames[field] or None
+                error.procedure = fn.__name__.upper()  # type: ignore[attr-defined]
+                raise error from exc
 
         PROCEDURES[fn.__name__] = call
         return call  # type: ignore[return-value]

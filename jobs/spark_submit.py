@@ -216,7 +216,7 @@ def freeze(spec: dict[str, Any]) -> dict[str, Any]:
 
 def memory_mb(text: str) -> int:
     """Spark's memory strings (``512m``, ``2g``, ``1024``: MiB when no unit)."""
-    m = re.fullmatch(r"\s*(\d+)\s*([kmgt]?)b?\s*", (text or "").lower())
+    m = re.fullmatch(r"\s*(\d+)\s*([kmgt]?)b?\s*", (text or "").lower(), re.ASCII)
     if not m:
         raise SubmitError(
             f"{text!r} is not a memory size; write a number with k, m, g or t, like 512m or 2g.",
@@ -229,7 +229,12 @@ def memory_mb(text: str) -> int:
     return int(mb)
 
 
-_MASTER = re.compile(r"local(\[(\*|\d+)(,\d+)?\])?|spark://[^/\s:]+:\d+")
+_MASTER = re.compile(
+    r"local(\[(\*|(?P<threads>\d+))(,(?P<failures>\d+))?\])?|spark://[^/\s:]+:(?P<port>\d+)",
+    re.ASCII,  # Spark reads ASCII digits only; "\d" would take Arabic-Indic ones too
+)
+# Spark reads the numbers of local[N,F] as Java ints.
+_JAVA_INT_MAX = 2**31 - 1
 
 
 def master_of(job: Any) -> str:
@@ -237,11 +242,22 @@ def master_of(job: Any) -> str:
 
 
 def check_master_syntax(master: str) -> None:
-    if not _MASTER.fullmatch(master):
+    m = _MASTER.fullmatch(master)
+    if not m:
         raise SubmitError(
             f"{master!r} is not a Spark master this console submits to: use local, local[N], "
             "local[*] or spark://HOST:PORT (a standalone cluster).",
             field="master",
+        )
+    if m["port"] is not None and not 1 <= int(m["port"]) <= 65535:
+        raise SubmitError(f"{master!r}: the port is 1 to 65535.", field="master")
+    if m["threads"] is not None and not 1 <= int(m["threads"]) <= _JAVA_INT_MAX:
+        raise SubmitError(
+            f"{master!r}: local[N] runs 1 to {_JAVA_INT_MAX} threads.", field="master"
+        )
+    if m["failures"] is not None and not 1 <= int(m["failures"]) <= _JAVA_INT_MAX:
+        raise SubmitError(
+            f"{master!r}: local[N,F] allows 1 to {_JAVA_INT_MAX} task failures.", field="master"
         )
 
 

@@ -1,5 +1,7 @@
+from django.db import models
 from rest_framework import serializers
 
+from core.api.fields import JSONField
 from core.models import ChangeLogEntry
 
 
@@ -18,3 +20,13 @@ class ChangeLogEntrySerializer(serializers.ModelSerializer):
             "before",
             "after",
         ]
+
+
+class ModelSerializer(serializers.ModelSerializer):
+    """DRF's, with a model's JSONField served by :class:`core.api.fields.JSONField` (the JSON
+    parser's checks also for JSON given as text in a form body)."""
+
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        models.JSONField: JSONField,
+    }

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from core.api.mixins import NameOrIdLookupMixin
 from core.choices import Capability
+from core.validators import is_ascii_id, text_problem
 from gateway import selectors, services
 from gateway.api import serializers as s
 from gateway.filtersets import AgentFilterSet, ForeignQueueFilterSet, JobFilterSet, LinkFilterSet
@@ -275,11 +276,14 @@ class ForeignQueueViewSet(viewsets.ModelViewSet):
     def get_object(self) -> ForeignQueue:
         key = self.kwargs[self.lookup_field]
         qs = self.get_queryset()
-        if key.isdigit():
-            obj = qs.filter(pk=int(key)).first()
-        else:
-            name, _, link = key.upper().partition("@")
-            obj = qs.filter(name=name, link__name=link).first()
+        # As NameOrIdLookupMixin: "¹" is no id, and a NUL names nothing PostgreSQL holds.
+        obj = None
+        if not text_problem(key):
+            if is_ascii_id(key):
+                obj = qs.filter(pk=int(key)).first()
+            else:
+                name, _, link = key.upper().partition("@")
+                obj = qs.filter(name=name, link__name=link).first()
         if obj is None:
             raise Http404(f"No such foreign queue: {key}.")
         self.check_object_permissions(self.request, obj)

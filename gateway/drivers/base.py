@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
 
+from core.storable import text_problem
+
 # How a job on this system is delivered; shown on the link page with ``Guarantee.why``.
 EXACTLY_ONCE = "EXACTLY_ONCE"
 AT_LEAST_ONCE = "AT_LEAST_ONCE"
@@ -245,6 +247,8 @@ def clean_properties(
         else:
             if not isinstance(value, str):
                 raise PropertyError(f"{name} must be text.", field=name)
+            if problem := text_problem(value):
+                raise PropertyError(problem, field=name)
             out[name] = value if kind == "secret" else value.strip()
     port = out.get("port")
     if port is not None and not 1 <= port <= 65535:

@@ -11,6 +11,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.api.fields import JSONField
 from core.validators import MAX_SECONDS, is_ascii_id, name_validator, text_problem
 from jobs import selectors
 from jobs.choices import ScheduleState, SparkJobState, SparkMode, SparkSelection
@@ -433,7 +434,7 @@ class TraceSerializer(serializers.Serializer):
     queue = _queue_field(
         required=False, help_text="Name or id; defaults to the queue holding msgid."
     )
-    message = serializers.JSONField(
+    message = JSONField(
         required=False,
         help_text='{"kind": "row_lcr" | "ddl_lcr" | "user", …} (fields of spec/rules.md §7.1).',
     )

@@ -7,6 +7,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
+from core.api.fields import JSONField
+from core.api.serializers import ModelSerializer
 from core.validators import name_validator
 from queues import engine
 from queues.choices import DequeueMode, MessageKind, MessageState, Navigation, Privilege, Visibility
@@ -23,7 +25,7 @@ from rules.models import RuleSet
 User = get_user_model()
 
 
-class QueueTableSerializer(serializers.ModelSerializer):
+class QueueTableSerializer(ModelSerializer):
     owner = serializers.SlugRelatedField(
         slug_field="username",
         read_only=True,
@@ -53,7 +55,7 @@ class QueueTableSerializer(serializers.ModelSerializer):
         extra_kwargs = {"name": {"validators": [name_validator]}}
 
 
-class QueueTableUpdateSerializer(serializers.ModelSerializer):
+class QueueTableUpdateSerializer(ModelSerializer):
     """The fixed properties are accepted so the service can refuse a change to them by name,
     rather than the API ignoring them and answering 200."""
 
@@ -188,7 +190,7 @@ class MessageSerializer(serializers.ModelSerializer):
 
 
 class NewMessageSerializer(serializers.Serializer):
-    payload = serializers.JSONField()
+    payload = JSONField()
     priority = serializers.IntegerField(default=1, min_value=-(2**31), max_value=2**31 - 1)
     delay = serializers.FloatField(default=0, min_value=0)
     expiration = serializers.FloatField(required=False, allow_null=True, min_value=0)
@@ -267,7 +269,7 @@ class DequeuedMessageSerializer(serializers.Serializer):
     correlation = serializers.CharField()
     sender = serializers.CharField()
     headers = serializers.DictField()
-    payload = serializers.JSONField()
+    payload = JSONField()
     enq_time = serializers.DateTimeField()
     attempts = serializers.IntegerField()
     lock_token = serializers.UUIDField(allow_null=True)

@@ -1,5 +1,7 @@
 from rest_framework import serializers
 
+from core.api.fields import JSONField
+from core.api.serializers import ModelSerializer
 from core.validators import name_validator
 from rules.choices import DeclarativeType, ValueType, VariableType
 from rules.models import (
@@ -31,7 +33,7 @@ class EvaluationContextSerializer(serializers.ModelSerializer):
         extra_kwargs = {"name": {"validators": []}}
 
 
-class RuleSerializer(serializers.ModelSerializer):
+class RuleSerializer(ModelSerializer):
     evaluation_context = serializers.SlugRelatedField(
         slug_field="name",
         queryset=EvaluationContext.objects.all(),
@@ -91,7 +93,7 @@ class RuleSerializer(serializers.ModelSerializer):
         extra_kwargs = {"name": {"validators": [name_validator]}}
 
 
-class RuleUpdateSerializer(serializers.ModelSerializer):
+class RuleUpdateSerializer(ModelSerializer):
     evaluation_context = serializers.SlugRelatedField(
         slug_field="name",
         queryset=EvaluationContext.objects.all(),
@@ -220,7 +222,7 @@ class GeneratedRuleSerializer(serializers.Serializer):
 
 
 class MessageInputSerializer(serializers.Serializer):
-    message = serializers.JSONField(
+    message = JSONField(
         help_text='{"kind": "row_lcr" | "ddl_lcr" | "user", …} (fields of spec/rules.md §7.1).'
     )
 
@@ -286,7 +288,7 @@ class DeclarativeTransformationInputSerializer(serializers.Serializer):
     )
     column_name = serializers.CharField(required=False, allow_blank=True, max_length=128)
     column_list = serializers.ListField(child=serializers.CharField(max_length=128), required=False)
-    column_value = serializers.JSONField(required=False, allow_null=True)
+    column_value = JSONField(required=False, allow_null=True)
     from_column_name = serializers.CharField(required=False, allow_blank=True, max_length=128)
     to_column_name = serializers.CharField(required=False, allow_blank=True, max_length=128)
     from_table_name = serializers.CharField(

@@ -23,6 +23,11 @@ from jobs.models import Propagation
         ("get", "/api/propagations/{key}/"),
         ("get", "/api/spark-jobs/{key}/"),
         ("get", "/api/agents/{key}/"),
+        ("get", "/api/gateway/agents/{key}/"),
+        ("get", "/api/gateway/links/{key}/"),
+        ("get", "/api/gateway/jobs/{key}/"),
+        ("get", "/api/gateway/foreign-queues/{key}/"),
+        ("delete", "/api/gateway/foreign-queues/{key}/"),
     ],
 )
 def test_in_a_path_it_is_a_404(admin_api, queue, key, method, path):

@@ -194,6 +194,31 @@ def test_bad_constants_and_oracle_rules_from_python_name_the_parameter(link):
             "linkname",
         ),
         (lambda: mgwadm.alter_msgsystem_link("rmq", options={"Bogus": "1"}), "options"),
+        # Each was a traceback: a ValidationError from full_clean, a ValueError from int("¹"),
+        # a DataError from PostgreSQL.
+        (
+            lambda: mgwadm.create_msgsystem_link(
+                "1abc", properties={"link_type": "AMQP", "host": "h"}
+            ),
+            "linkname",
+        ),
+        (lambda: mgwadm.create_agent("1a"), "agent_name"),
+        (
+            lambda: mgwadm.create_msgsystem_link(
+                "l4", properties={"link_type": "AMQP", "host": "h", "max_connections": "\u00b9"}
+            ),
+            "properties.max_connections",
+        ),
+        (
+            lambda: mgwadm.create_msgsystem_link(
+                "l4", properties={"link_type": "AMQP", "host": "h\x00"}
+            ),
+            "properties.host",
+        ),
+        (
+            lambda: mgwadm.alter_msgsystem_link("rmq", properties={"virtual_host": "\ud800"}),
+            "properties.virtual_host",
+        ),
         (lambda: mgwadm.unregister_foreign_queue("nope", "rmq"), "name"),
     ]
     before = _counts()

@@ -53,9 +53,18 @@ def topo(admin_user, mc_table, sc_table, make_queue):
         ({"selection": "ENQ_TIME_RANGE"}, "enq_time_from", "range"),
         ({"mode": "TELEPORT"}, "mode", "COPY or MOVE"),
         ({"executor_memory": "lots"}, "executor_memory", "memory size"),
+        ({"executor_memory": "\u0662g"}, "executor_memory", "memory size"),
         ({"executors": 0}, "executors", "1 to"),
         ({"executor_cores": 1000}, "executor_cores", "1 to"),
         ({"master": "http://127.0.0.1:8080"}, "master", "spark://"),
+        # Well-formed but out of range: the run failed later with a ValueError or a Java
+        # NumberFormatException instead.
+        ({"master": "spark://127.0.0.1:99999999999"}, "master", "port"),
+        ({"master": "spark://127.0.0.1:0"}, "master", "port"),
+        ({"master": "local[99999999999999999999]"}, "master", "threads"),
+        ({"master": "local[0]"}, "master", "threads"),
+        ({"master": "local[2,99999999999999999999]"}, "master", "failures"),
+        ({"master": "local[\u0661]"}, "master", "spark://"),
     ],
 )
 def test_a_bad_definition_names_the_field_and_writes_nothing(topo, admin_user, kw, field, words):
