@@ -148,7 +148,7 @@ class DequeueForm(forms.Form):
     )
     batch = forms.IntegerField(initial=1, min_value=1, max_value=1000)
     wait = forms.FloatField(
-        initial=0, min_value=0, max_value=30, help_text="Seconds to wait for a message, at most 30."
+        initial=0, min_value=0, max_value=60, help_text="Seconds to wait for a message, at most 60."
     )
 
     def __init__(self, *args: Any, browse_only: bool = False, **kwargs: Any) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.validators import MAX_JSON_DEPTH, depth_message, json_problems, json_text_depth
@@ -29,4 +30,27 @@ class JSONField(serializers.JSONField):
             raise serializers.ValidationError(
                 {path: [message] for path, message in problems.items()}, code="unstorable"
             )
+        return value
+
+
+_JSON_KINDS = {
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+}
+
+
+@extend_schema_field({"type": "object", "additionalProperties": {}})
+class JSONObjectField(JSONField):
+    """A JSON object, also from a form or multipart body, where DRF's DictField reads only
+    ``name.key`` fields and silently drops ``name={...}`` given as text."""
+
+    default_error_messages = {"not_an_object": "Must be a JSON object, not {kind}."}
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict):
+            self.fail("not_an_object", kind=_JSON_KINDS.get(type(value), type(value).__name__))
         return value

@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from core.api.fields import JSONField
+from core.api.fields import JSONField, JSONObjectField
 from core.api.serializers import ModelSerializer
 from core.validators import name_validator
 from queues import engine
@@ -196,7 +196,7 @@ class NewMessageSerializer(serializers.Serializer):
     expiration = serializers.FloatField(required=False, allow_null=True, min_value=0)
     correlation = serializers.CharField(required=False, allow_blank=True, max_length=128)
     sender = serializers.CharField(required=False, allow_blank=True, max_length=128)
-    headers = serializers.DictField(required=False)
+    headers = JSONObjectField(required=False)
     kind = serializers.ChoiceField(choices=MessageKind.choices, default=MessageKind.USER)
     type_name = serializers.CharField(required=False, allow_blank=True, max_length=128)
     recipients = serializers.ListField(

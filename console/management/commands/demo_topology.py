@@ -402,6 +402,9 @@ class Command(BaseCommand):
         from gateway import mgwadm
 
         self._give_the_default_agent_a_user()
+        # Its worker (Celery, Django and four client libraries) holds about 100 MB: at Oracle's
+        # 64 MB default the agent would warn of low memory ([436]) at every start.
+        mgwadm.alter_agent(agent_name=mgwadm.DEFAULT_AGENT, max_memory=256)
 
         links = {
             "RABBIT": ("AMQP", {"host": "127.0.0.1", "port": 5672, "username": "guest"}, "guest"),
