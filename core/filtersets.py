@@ -1,4 +1,5 @@
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import django_filters
@@ -18,18 +19,27 @@ class AnyBooleanWidget(BooleanWidget):
         self.choices = (("", "Any"), ("true", "Yes"), ("false", "No"))
 
 
+# A number filter's value past this power of ten matches nothing a column holds (bigint and
+# double precision included); Django's DecimalField would take 1e1000000.
+MAX_NUMBER_EXPONENT = 18
+
 # PostgreSQL's limit on a time zone displacement (Python takes up to ±24 h).
 MAX_UTC_OFFSET = timedelta(hours=16)
 
 
 class FilterForm(forms.Form):
-    """The form of every FilterSet: a date-time is taken only if PostgreSQL can compare with it.
+    """The form of every FilterSet: a number is taken only up to 18 digits, a date-time only if
+    PostgreSQL can compare with it.
     An offset past ±15:59 or a date that overflows once moved to UTC is refused on its field, so
     a list answers 400 naming the filter (API) or shows the filter's error (pages), never 500."""
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         for name, value in list(cleaned.items()):
+            if isinstance(value, Decimal) and abs(value.adjusted()) > MAX_NUMBER_EXPONENT:
+                # int(Decimal("1e1000000")) builds the whole number: a minute of one thread.
+                self.add_error(name, f"Out of range: at most {MAX_NUMBER_EXPONENT} digits.")
+                continue
             if not isinstance(value, datetime) or value.tzinfo is None:
                 continue
             offset = value.utcoffset()

@@ -19,8 +19,10 @@ MAX_SECONDS = 10 * 366 * 86_400
 # A string of ASCII digits only: "¹".isdigit() is true but int("¹") fails.
 _ASCII_DIGITS = re.compile(r"[0-9]+")
 
-# JSON string literals, so that brackets inside them are not counted as nesting.
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+# JSON string literals, so that brackets inside them are not counted as nesting. Possessive, and
+# an unterminated literal runs to the end of the text: every match succeeds at its first quote,
+# so the scan is linear (a backtracking pattern was quadratic on '"' followed by many '\\"').
+_JSON_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+(?:"|\\?\Z)', re.S)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 

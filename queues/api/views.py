@@ -8,6 +8,7 @@ from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -212,11 +213,17 @@ class QueueViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         return Response({"count": moved})
 
     @extend_schema(responses=s.MessageSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    # filterset_class: the schema lists the message filters this action takes, not the queues'.
+    @action(detail=True, methods=["get"], filterset_class=MessageFilterSet)
     def messages(self, request: Request, pk: str | None = None) -> Response:
         """Every message of the queue in any state, paged, in dequeue order."""
         queue = self.get_object()
-        qs = MessageFilterSet(request.query_params, queryset=selectors.message_list(queue=queue)).qs
+        filterset = MessageFilterSet(
+            request.query_params, queryset=selectors.message_list(queue=queue)
+        )
+        if not filterset.is_valid():
+            raise ValidationError(filterset.errors)  # as DjangoFilterBackend: 400 naming the filter
+        qs = filterset.qs
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(s.MessageSerializer(page, many=True).data)
 
