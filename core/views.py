@@ -3,7 +3,8 @@
 import json
 import sys
 
-from django.db import InterfaceError, OperationalError
+import psycopg
+from django.db import InterfaceError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.defaults import server_error as django_server_error
@@ -80,19 +81,37 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 # The database being away is the one server-side failure a client can do something about: wait
 # and send again. Said plainly, without a template (base.html's context needs the database).
-_DB_AWAY = "The database is not answering (restarting?); nothing was changed. Try again shortly."
+_DB_AWAY = (
+    "The database is not answering (restarting?). Try again shortly; a change sent just now may "
+    "or may not have been applied."
+)
 _DB_AWAY_PAGE = (
     "<!doctype html><title>Database unavailable</title><h1>Database unavailable</h1><p>{}</p>"
 )
+# Connection exceptions (class 08) and the server shutting down or starting: the database is
+# away. A deadlock, a serialization failure or a timeout is a fault to see as one (500).
+_AWAY_STATES = ("08", "57P01", "57P02", "57P03")
+
+
+def _database_away(exc: BaseException | None) -> bool:
+    """True when ``exc`` (Django's wrapper or psycopg's own error, from the queue engine's raw
+    connections) says the database cannot be reached."""
+    while exc is not None:
+        if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+            state = exc.sqlstate  # None: no server answer at all (refused, reset, closed)
+            return state is None or state.startswith(_AWAY_STATES)
+        if isinstance(exc, InterfaceError) and exc.__cause__ is None:
+            return True  # Django's own "connection already closed"
+        exc = exc.__cause__
+    return False
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    """Django's handler500, called inside the failed request's ``except``: a lost or refused
-    database connection is a 503 with Retry-After (JSON under /api/); anything else keeps
-    Django's 500, in the API's error body under /api/."""
-    exc = sys.exc_info()[1]
+    """Django's handler500, called inside the failed request's ``except``: the database being
+    away is a 503 with Retry-After (JSON under /api/); anything else keeps Django's 500, in the
+    API's error body under /api/."""
     api = request.path_info.startswith("/api/")
-    if isinstance(exc, OperationalError | InterfaceError):
+    if _database_away(sys.exc_info()[1]):
         if api:
             response: HttpResponse = JsonResponse(
                 {"detail": _DB_AWAY, "code": "database_unavailable"}, status=503

@@ -857,6 +857,7 @@ def run(agent_id: int, token: str, *, hostname: str = "") -> str:
             lifecycle.agent_broken(
                 control,
                 agent_id,
+                token,
                 "another agent process is already running for this agent; run CLEANUP_GATEWAY "
                 "(CLEAN_STARTUP_STATE) once it is gone",
             )
@@ -868,7 +869,10 @@ def run(agent_id: int, token: str, *, hostname: str = "") -> str:
             psycopg.connect(conninfo).close()  # the agent user must be able to log in
         except Exception as exc:
             lifecycle.agent_end(
-                control, agent_id, error=f"the agent cannot connect as {username!r}: {exc}"
+                control,
+                agent_id,
+                error=f"the agent cannot connect as {username!r}: {exc}",
+                token=token,
             )
             return "failed"
         if not lifecycle.agent_initializing(control, agent_id, token):
@@ -885,7 +889,7 @@ def run(agent_id: int, token: str, *, hostname: str = "") -> str:
             f"log level {LogLevel(log_level).name}"
         )
         _initialize(control, agent)
-        lifecycle.agent_running(control, agent_id)
+        lifecycle.agent_running(control, agent_id, token)
         agent_log.write("agent running")
         agent_log.flush(control)
         return _loop(control, agent, token, cfg)

@@ -153,6 +153,9 @@ def agent_declare_dead(
         FROM (SELECT id, status, instance FROM gateway_agent WHERE id = %(id)s) old
         WHERE a.id = old.id AND a.status = ANY(%(live)s)
           AND a.start_token IS NOT DISTINCT FROM %(token)s::uuid
+          -- The reaper read the beat a moment ago; a beat since then means it lives.
+          AND (a.heartbeat_at IS NULL
+               OR a.heartbeat_at <= %(now)s - make_interval(secs => %(stale)s))
         RETURNING a.status, old.instance, a.last_error_msg
         """,
         {
@@ -161,6 +164,7 @@ def agent_declare_dead(
             "scheduled": AgentStatus.START_SCHEDULED,
             "now": now,
             "delay": config()["RESTART_DELAY_S"],
+            "stale": config()["STALE_S"],
             "live": _LIVE,
             "token": token,
             "id": agent_id,
@@ -229,13 +233,21 @@ def agent_claim(
     return rows[0] if rows else None
 
 
-def agent_broken(conn: psycopg.Connection, agent_id: int, message: str) -> None:
-    """BROKEN: another process holds the agent's lock; only CLEAN_STARTUP_STATE leaves this."""
+def agent_broken(conn: psycopg.Connection, agent_id: int, token: str, message: str) -> None:
+    """STARTING → BROKEN: another process holds the agent's lock; only CLEAN_STARTUP_STATE
+    leaves this. Only the start of ``token`` (a SHUTDOWN or a newer start since is kept)."""
     _run(
         conn,
         "UPDATE gateway_agent SET status = %(to)s, last_error_msg = %(msg)s, "
-        "last_error_at = now() WHERE id = %(id)s",
-        {"to": AgentStatus.BROKEN, "msg": message, "id": agent_id},
+        "last_error_at = now() WHERE id = %(id)s AND status = %(from)s "
+        "AND start_token = %(token)s",
+        {
+            "to": AgentStatus.BROKEN,
+            "from": AgentStatus.STARTING,
+            "msg": message,
+            "id": agent_id,
+            "token": token,
+        },
     )
 
 
@@ -255,13 +267,19 @@ def agent_initializing(conn: psycopg.Connection, agent_id: int, token: str) -> b
     return bool(n)
 
 
-def agent_running(conn: psycopg.Connection, agent_id: int) -> None:
-    """INITIALIZING → RUNNING: what waited for a restart now applies."""
+def agent_running(conn: psycopg.Connection, agent_id: int, token: str) -> None:
+    """INITIALIZING → RUNNING for the start of ``token``: what waited for a restart applies."""
     _run(
         conn,
         "UPDATE gateway_agent SET status = %(to)s, restart_required = '[]'::jsonb, "
-        "heartbeat_at = now() WHERE id = %(id)s AND status = %(from)s",
-        {"to": AgentStatus.RUNNING, "from": AgentStatus.INITIALIZING, "id": agent_id},
+        "heartbeat_at = now() WHERE id = %(id)s AND status = %(from)s "
+        "AND start_token = %(token)s",
+        {
+            "to": AgentStatus.RUNNING,
+            "from": AgentStatus.INITIALIZING,
+            "id": agent_id,
+            "token": token,
+        },
     )
 
 
@@ -285,10 +303,11 @@ def agent_end(
     *,
     error: str = "",
     restart: bool = False,
-    token: str | None = None,
+    token: str,
 ) -> None:
     """The process ends: NOT_STARTED, or START_SCHEDULED after RESTART_DELAY_S when
-    ``restart`` (the worker itself is shutting down). Only the session of ``token`` ends."""
+    ``restart`` (the worker itself is shutting down). Only the session of ``token`` ends: a
+    SHUTDOWN and STARTUP meanwhile gave the agent a new token, whose start must not be lost."""
     _run(
         conn,
         """
@@ -299,7 +318,7 @@ def agent_end(
                             END,
                last_error_msg = CASE WHEN %(error)s <> '' THEN %(error)s ELSE last_error_msg END,
                last_error_at = CASE WHEN %(error)s <> '' THEN now() ELSE last_error_at END
-        WHERE id = %(id)s AND (%(token)s::uuid IS NULL OR start_token = %(token)s::uuid)
+        WHERE id = %(id)s AND start_token = %(token)s::uuid
         """,
         {
             "status": AgentStatus.START_SCHEDULED if restart else AgentStatus.NOT_STARTED,

@@ -211,7 +211,12 @@ _AGENT_CONFIG_FIELDS = [
 
 def _send_start(agent: Agent, token: uuid.UUID) -> None:
     queue = agent.celery_queue
-    transaction.on_commit(lambda: agent_run.apply_async((agent.pk, str(token)), queue=queue))
+    # A start nobody took by then is sent again with a new token (lifecycle's re-send), which
+    # makes this one stale: expiring it keeps a queue without workers from piling them up.
+    expires = config()["START_RESEND_S"]
+    transaction.on_commit(
+        lambda: agent_run.apply_async((agent.pk, str(token)), queue=queue, expires=expires)
+    )
 
 
 @transaction.atomic

@@ -47,6 +47,8 @@ _DESCRIPTIONS = {
     "a state that does not allow the change).",
     "413": "The request is over one of the size limits (body bytes, form fields); the body "
     "names the setting.",
+    "503": "The database is not answering (restarting?); the body says so. Retry-After says when "
+    "to try again; a write may or may not have been applied.",
 }
 
 _PATH_PARAMETER = re.compile(r"{\w+}")
@@ -55,7 +57,8 @@ _PATH_PARAMETER = re.compile(r"{\w+}")
 class AutoSchema(SpectacularAutoSchema):
     """drf-spectacular's AutoSchema plus the error responses: 401 and 403 everywhere (every
     endpoint needs a login and a role), 400 and 413 wherever there is input to refuse or too much
-    of it, 404 on the routes that address an object, 409 on every write. An operation's own
+    of it, 404 on the routes that address an object, 409 on every write, 503 everywhere (the
+    database away: core.views.server_error). An operation's own
     ``responses`` win."""
 
     def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
@@ -84,7 +87,7 @@ class AutoSchema(SpectacularAutoSchema):
     def _error_codes(self, operation: dict[str, Any]) -> list[str]:
         writes = self.method not in ("GET", "HEAD", "OPTIONS")
         has_input = writes or bool(operation.get("parameters")) or "requestBody" in operation
-        codes = ["401", "403"]
+        codes = ["401", "403", "503"]
         if has_input:
             codes += ["400", "413"]
         if _PATH_PARAMETER.search(self.path):
