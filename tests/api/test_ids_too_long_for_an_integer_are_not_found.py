@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-
+from core.lookups import name_or_id_q
 from core.storable import is_ascii_id
 from jobs.models import Propagation
 
