@@ -246,7 +246,7 @@ def parse_ids(raw: str, *, field: str) -> list[int] | None:
         return None
     out = []
     for i, p in enumerate(parts):
-        if not is_ascii_id(p) or len(p) > 18:
+        if not is_ascii_id(p):
             raise forms.ValidationError(f"Item {i + 1} ({p!r}) is not a message id.")
         out.append(int(p))
     return out
