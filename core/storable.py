@@ -16,8 +16,14 @@ MAX_JSON_DEPTH = 64
 # console accepts: ten years. Longer ones overflow Python's datetime and PostgreSQL's intervals.
 MAX_SECONDS = 10 * 366 * 86_400
 
-# A string of ASCII digits only: "¹".isdigit() is true but int("¹") fails.
-_ASCII_DIGITS = re.compile(r"[0-9]+")
+# PostgreSQL's INTEGER column holds at most this.
+PG_INT_MAX = 2**31 - 1
+
+# An id: ASCII digits only ("¹".isdigit() is true but int("¹") fails), at most 18 of them, so
+# int() never meets its 4,300-digit limit and the value always fits PostgreSQL's bigint.
+MAX_ID_DIGITS = 18
+MAX_ID = 10**MAX_ID_DIGITS - 1
+_ASCII_DIGITS = re.compile(rf"[0-9]{{1,{MAX_ID_DIGITS}}}")
 
 # JSON string literals, so that brackets inside them are not counted as nesting. Possessive, and
 # an unterminated literal runs to the end of the text: every match succeeds at its first quote,
@@ -28,11 +34,12 @@ _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 def is_ascii_id(value: object) -> bool:
-    """True for an int or a string of ASCII digits: an id rather than a name."""
+    """True for an int in 0..MAX_ID or a string of 1 to 18 ASCII digits: an id rather than a
+    name. A longer digit string is no id (a name, which then names nothing)."""
     if isinstance(value, bool):
         return False
     if isinstance(value, int):
-        return True
+        return 0 <= value <= MAX_ID
     return isinstance(value, str) and _ASCII_DIGITS.fullmatch(value) is not None
 
 

@@ -10,6 +10,7 @@ from django.core.validators import RegexValidator
 from core.storable import (  # noqa: F401  (the rules' one import place for apps)
     MAX_JSON_DEPTH,
     MAX_SECONDS,
+    PG_INT_MAX,
     depth_message,
     is_ascii_id,
     json_problems,

@@ -27,7 +27,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import psycopg
@@ -722,7 +722,8 @@ class JobRunner:
             self.conn = None
             row = None
         if row is not None:
-            s.failures, s.status = row
+            # The agent's copy of what lifecycle.job_failed wrote, until the next poll rereads it.
+            s = self.spec = replace(s, failures=row[0], status=row[1])
         self.agent.log.write(
             f"propagation failed ({s.failures} failure(s), {s.status}): {message}",
             severity="ERROR",

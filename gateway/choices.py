@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from core.storable import is_ascii_id
+
 
 class AgentStatus(models.TextChoices):
     NOT_STARTED = "NOT_STARTED", "Not started"
@@ -55,7 +57,7 @@ class LogLevel(models.IntegerChoices):
             text = value.strip().upper()
             if text in cls.names:
                 return cls[text]
-            if text.isascii() and text.isdigit() and int(text) in cls.values:
+            if is_ascii_id(text) and int(text) in cls.values:  # bounded: int() refuses 4,301
                 return cls(int(text))
         return None
 

@@ -25,7 +25,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce, Extract, Greatest
 from django.utils import timezone
 
-from core.validators import is_ascii_id, text_problem
+from core.lookups import name_or_id_q
 from jobs.choices import STATE_COLOURS, RunState, ScheduleState
 from jobs.models import Maintenance, Propagation, PropagationRun, Worker
 from queues.choices import MessageState, QueueKind
@@ -150,11 +150,9 @@ def propagations_using_rule_set(rule_set_id: int) -> list[tuple[Propagation, str
 
 def propagation_get(pk_or_name: int | str) -> Propagation:
     qs = propagation_list()
-    if is_ascii_id(pk_or_name):
-        return qs.get(pk=int(pk_or_name))
-    if text_problem(str(pk_or_name)):
-        raise qs.model.DoesNotExist(f"No such name: {pk_or_name!r}.")
-    return qs.get(name__iexact=pk_or_name)
+    if (where := name_or_id_q(pk_or_name)) is None:
+        raise qs.model.DoesNotExist(f"No such propagation: {pk_or_name!r}.")
+    return qs.get(where)
 
 
 def state_colour(state: str) -> str:

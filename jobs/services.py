@@ -22,7 +22,7 @@ from core.choices import Capability, ChangeAction
 from core.exceptions import Conflict, DomainError, Forbidden
 from core.roles import user_can
 from core.services import change_log_deletion, change_log_record, object_snapshot
-from core.validators import MAX_SECONDS
+from core.validators import MAX_SECONDS, PG_INT_MAX
 from jobs import runner
 from jobs.choices import RunState
 from jobs.models import Maintenance, Propagation, PropagationRun, PropagationSchedule, Worker
@@ -38,8 +38,6 @@ User = AbstractBaseUser | AnonymousUser | None
 log = logging.getLogger(__name__)
 
 PROPAGATION_EDITABLE = ("positive_rule_set", "negative_rule_set", "comment")
-MAX_SPAN_S = MAX_SECONDS  # the console's one limit on durations (core.validators)
-PG_INT_MAX = 2_147_483_647
 SCHEDULE_EDITABLE = ("start_time", "duration", "next_time", "latency", "max_failures")
 
 
@@ -280,9 +278,9 @@ def _schedule_values(
     # Bounds that keep window arithmetic inside datetime's range (year 9999).
     if start_time is not None and start_time.year > 9000:
         raise DomainError("The start time must be before the year 9000.", field="start_time")
-    if duration is not None and duration > MAX_SPAN_S:
+    if duration is not None and duration > MAX_SECONDS:
         raise DomainError("The duration must be at most ten years.", field="duration")
-    if latency is not None and latency > MAX_SPAN_S:
+    if latency is not None and latency > MAX_SECONDS:
         raise DomainError("The latency must be at most ten years.", field="latency")
     if max_failures is not None and max_failures < 1:
         raise DomainError("Max failures must be at least 1.", field="max_failures")

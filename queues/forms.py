@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
 from django.core.validators import MinValueValidator
 
+from core.exceptions import DomainError
 from core.forms import JSONTextField
 from core.validators import is_ascii_id
+from queues import engine
 from queues.choices import DequeueMode, MessageKind, MessageState, Navigation, Privilege, Visibility
 from queues.models import Agent, Queue, QueueTable
 from rules.models import RuleSet
@@ -137,8 +141,9 @@ class DequeueForm(forms.Form):
         help_text="Next: after the last message shown here (from the head the first time). "
         "First: always from the head.",
     )
-    # Where NEXT_MESSAGE continues: the position of the last message this form dequeued.
-    cursor = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
+    # Where NEXT_MESSAGE continues: the position of the last message this form dequeued, with a
+    # digest of the fields it was dequeued under (see SELECTING), as "position@digest".
+    cursor = forms.CharField(required=False, max_length=128, widget=forms.HiddenInput)
     consumer_name = forms.CharField(
         required=False, max_length=128, help_text="The subscriber (multi-consumer queues)."
     )
@@ -159,6 +164,44 @@ class DequeueForm(forms.Form):
             # other modes, so that asking for one is refused by the service (403), not the form.
             self.fields["mode"].initial = DequeueMode.BROWSE
             self.fields["mode"].widget.choices = [(DequeueMode.BROWSE, DequeueMode.BROWSE.label)]
+        # True when the cursor was made under other SELECTING fields and so not used.
+        self.cursor_dropped = False
+
+    # The fields that choose which messages a dequeue sees. A position is only meaningful under
+    # the ones it was made with: after switching consumer (or mode, correlation, condition),
+    # continuing after it would skip that selection's earlier messages.
+    SELECTING = ("mode", "consumer_name", "correlation", "condition")
+
+    @classmethod
+    def _digest(cls, data: dict[str, Any]) -> str:
+        fields = json.dumps([str(data.get(f) or "") for f in cls.SELECTING])
+        return hashlib.sha256(fields.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+    def cursor_after(self, position: str) -> str:
+        """The hidden cursor for continuing after ``position`` under this form's selection."""
+        return f"{position}@{self._digest(self.cleaned_data)}"
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        raw = data.get("cursor") or ""
+        data["cursor"] = None
+        if not raw:
+            return data
+        position, _, digest = raw.partition("@")
+        try:
+            engine.Position.parse(position)
+        except DomainError:
+            self.add_error(
+                "cursor",
+                "The saved position is not one this form made; choose First message to start "
+                "from the head.",
+            )
+            return data
+        if digest == self._digest(data):
+            data["cursor"] = position
+        else:
+            self.cursor_dropped = True
+        return data
 
 
 class PurgeForm(forms.Form):
@@ -203,7 +246,7 @@ def parse_ids(raw: str, *, field: str) -> list[int] | None:
         return None
     out = []
     for i, p in enumerate(parts):
-        if not is_ascii_id(p) or len(p) > 18:
+        if not is_ascii_id(p):
             raise forms.ValidationError(f"Item {i + 1} ({p!r}) is not a message id.")
         out.append(int(p))
     return out

@@ -16,7 +16,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
-from core.validators import is_ascii_id, text_problem
+from core.lookups import name_or_id_q
 from queues.choices import MessageState
 from queues.models import (
     Agent,
@@ -61,11 +61,9 @@ def queue_list() -> QuerySet[Queue]:
 def queue_get(pk_or_name: int | str) -> Queue:
     """One queue by id or name (case-insensitive), with the list's annotations."""
     qs = queue_list()
-    if is_ascii_id(pk_or_name):
-        return qs.get(pk=int(pk_or_name))
-    if text_problem(str(pk_or_name)):
-        raise qs.model.DoesNotExist(f"No such name: {pk_or_name!r}.")
-    return qs.get(name__iexact=pk_or_name)
+    if (where := name_or_id_q(pk_or_name)) is None:
+        raise qs.model.DoesNotExist(f"No such queue: {pk_or_name!r}.")
+    return qs.get(where)
 
 
 def queue_table_list() -> QuerySet[QueueTable]:

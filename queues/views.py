@@ -294,28 +294,44 @@ def queue_dequeue(request: HttpRequest, pk: int) -> HttpResponse:
         request.POST or None, browse_only=not user_can(request.user, Capability.OPERATE)
     )
     got = None
+    mode = None
+    restarted = exhausted = False
     if request.method == "POST" and form.is_valid():
         req = services.DequeueRequest(**form.cleaned_data)
         req.consumer_name = req.consumer_name or None
         req.correlation = req.correlation or None
-        req.cursor = req.cursor or None
+        mode = req.mode
         got = run_service(
             request,
             form,
             lambda: services.message_dequeue(user=request.user, queue=queue, request=req),
         )
+        next_message = req.navigation == engine.NEXT_MESSAGE
+        restarted = next_message and form.cursor_dropped and got is not None
+        exhausted = next_message and req.cursor is not None and got == []
+        cursor = None
         if got:
             # The next NEXT_MESSAGE submit continues after the last message shown.
+            cursor = form.cursor_after(got[-1].position.token())
+        elif form.cursor_dropped and not form.errors:
+            cursor = ""  # made under another selection: forget it
+        if cursor is not None:
             data = request.POST.copy()
-            data["cursor"] = got[-1].position.token()
+            data["cursor"] = cursor
             form = DequeueForm(data, browse_only=not user_can(request.user, Capability.OPERATE))
     response = render(
         request,
         "queues/_dequeue.html",
-        {"object": queue, "dequeue_form": form, "dequeued": got},
+        {
+            "object": queue,
+            "dequeue_form": form,
+            "dequeued": got,
+            "cursor_restarted": restarted,
+            "cursor_exhausted": exhausted,
+        },
         status=400 if form.errors else 200,
     )
-    if got and form.cleaned_data["mode"] != engine.BROWSE:
+    if got and mode != engine.BROWSE:
         response["HX-Trigger"] = MESSAGES_CHANGED
     return response
 

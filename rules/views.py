@@ -11,7 +11,7 @@ from django_tables2 import RequestConfig
 
 from core.choices import Capability
 from core.generic import ObjectListView, form_page, require, run_action, run_service
-from core.validators import is_ascii_id
+from core.lookups import name_or_id_q
 from rules import selectors, services
 from rules.filtersets import EvaluationContextFilterSet, RuleFilterSet, RuleSetFilterSet
 from rules.forms import (
@@ -64,9 +64,9 @@ def condition_check(request: HttpRequest) -> HttpResponse:
     its line and column."""
     require(request, Capability.VIEW)
     data = request.POST if request.method == "POST" else request.GET
-    context = None
-    if is_ascii_id(context_id := data.get("evaluation_context", "")):  # the select sends ids
-        context = EvaluationContext.objects.filter(pk=context_id).first()
+    # The select sends ids; anything else (a name, 4,301 digits, a NUL) is looked up the same way.
+    where = name_or_id_q(data.get("evaluation_context", ""))
+    context = None if where is None else EvaluationContext.objects.filter(where).first()
     report = selectors.condition_report(data.get("condition", ""), context)
     return render(request, "rules/_condition_check.html", {"report": report})
 

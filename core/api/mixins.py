@@ -1,6 +1,6 @@
 from django.http import Http404
 
-from core.validators import is_ascii_id, text_problem
+from core.lookups import name_or_id_q
 
 
 class NameOrIdLookupMixin:
@@ -11,11 +11,8 @@ class NameOrIdLookupMixin:
     def get_object(self):  # type: ignore[no-untyped-def]
         key = self.kwargs[self.lookup_field]  # type: ignore[attr-defined]
         qs = self.get_queryset()  # type: ignore[attr-defined]
-        # A name PostgreSQL cannot hold (a NUL) names nothing; it never reaches the query.
-        obj = None
-        if not text_problem(key):
-            lookup = {"pk": int(key)} if is_ascii_id(key) else {"name__iexact": key}
-            obj = qs.filter(**lookup).first()
+        where = name_or_id_q(key)
+        obj = None if where is None else qs.filter(where).first()
         if obj is None:
             raise Http404(f"No such object: {key}.")
         self.check_object_permissions(self.request, obj)  # type: ignore[attr-defined]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -16,7 +16,7 @@ from rest_framework.response import Response
 
 from core.api.mixins import NameOrIdLookupMixin
 from core.choices import Capability
-from core.validators import is_ascii_id, text_problem
+from core.lookups import name_or_id_q
 from gateway import selectors, services
 from gateway.api import serializers as s
 from gateway.filtersets import AgentFilterSet, ForeignQueueFilterSet, JobFilterSet, LinkFilterSet
@@ -24,6 +24,12 @@ from gateway.models import Agent, ForeignQueue, Job, Link
 from gateway.views import LOG_LINES
 
 NAME_OR_ID = "Name or id."
+
+
+def _foreign_queue_name_q(key: str) -> Q:
+    """A foreign queue is named NAME@LINK."""
+    name, _, link = key.upper().partition("@")
+    return Q(name=name, link__name=link)
 
 
 class AgentViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
@@ -276,14 +282,8 @@ class ForeignQueueViewSet(viewsets.ModelViewSet):
     def get_object(self) -> ForeignQueue:
         key = self.kwargs[self.lookup_field]
         qs = self.get_queryset()
-        # As NameOrIdLookupMixin: "¹" is no id, and a NUL names nothing PostgreSQL holds.
-        obj = None
-        if not text_problem(key):
-            if is_ascii_id(key):
-                obj = qs.filter(pk=int(key)).first()
-            else:
-                name, _, link = key.upper().partition("@")
-                obj = qs.filter(name=name, link__name=link).first()
+        where = name_or_id_q(key, _foreign_queue_name_q)
+        obj = None if where is None else qs.filter(where).first()
         if obj is None:
             raise Http404(f"No such foreign queue: {key}.")
         self.check_object_permissions(self.request, obj)

@@ -12,7 +12,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api.fields import JSONField
-from core.validators import MAX_SECONDS, is_ascii_id, name_validator, text_problem
+from core.lookups import name_or_id_q
+from core.validators import MAX_SECONDS, PG_INT_MAX, name_validator
 from jobs import selectors
 from jobs.choices import ScheduleState, SparkJobState, SparkMode, SparkSelection
 from jobs.models import (
@@ -28,8 +29,6 @@ from queues.models import Queue
 from rules.models import RuleSet
 
 # Hard ceilings so an absurd number is a 400 naming the field, not an overflow deeper down.
-TEN_YEARS_S = MAX_SECONDS  # the console's one limit on durations (core.validators)
-PG_INT_MAX = 2**31 - 1
 LAST_YEAR = 9000
 
 
@@ -52,13 +51,9 @@ class NameOrIdRelatedField(serializers.RelatedField):
         if isinstance(data, bool) or not isinstance(data, int | str) or str(data).strip() == "":
             self.fail("invalid")
         key = str(data).strip()
-        if text_problem(key):
+        if (where := name_or_id_q(key)) is None:
             self.fail("invalid")
-        found = (
-            qs.filter(pk=int(key)).first()
-            if is_ascii_id(key) and len(key) < 19
-            else qs.filter(name__iexact=key).first()
-        )
+        found = qs.filter(where).first()
         if found is None:
             self.fail("does_not_exist", kind=self.kind, value=key)
         return found
@@ -229,7 +224,7 @@ class ScheduleParamsSerializer(serializers.Serializer):
     duration = serializers.FloatField(
         required=False,
         allow_null=True,
-        max_value=TEN_YEARS_S,
+        max_value=MAX_SECONDS,
         help_text="Window length in seconds; null: the window never ends.",
     )
     next_time = serializers.CharField(
@@ -238,7 +233,7 @@ class ScheduleParamsSerializer(serializers.Serializer):
         max_length=200,
         help_text="Interval (90s, 10m, PT10M, SYSDATE + 1/24) or cron expression; blank: at once.",
     )
-    latency = serializers.FloatField(required=False, max_value=TEN_YEARS_S, help_text="Seconds.")
+    latency = serializers.FloatField(required=False, max_value=MAX_SECONDS, help_text="Seconds.")
     max_failures = serializers.IntegerField(required=False, max_value=PG_INT_MAX)
 
     def validate_start_time(self, value: datetime) -> datetime:
