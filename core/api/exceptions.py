@@ -71,6 +71,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     response = drf_exception_handler(exc, context)
     if response is not None and isinstance(exc, exceptions.ValidationError):
         response.data = flatten_errors(response.data)
+    elif response is not None and isinstance(response.data, dict) and "detail" in response.data:
+        # Plain text and its code, as the Error component says: every renderer (the schema
+        # view's YAML one too) shows the same two fields, not an ErrorDetail's inside.
+        detail = response.data["detail"]
+        response.data = {"detail": str(detail), "code": getattr(detail, "code", None) or "error"}
     return response
 
 
