@@ -43,6 +43,7 @@ GRACE_S = 10.0  # after SIGTERM, before SIGKILL
 _CODE = (
     "core/__init__.py",
     "core/exceptions.py",
+    "core/storable.py",
     "queues/__init__.py",
     "queues/engine.py",
     "jobs/__init__.py",
@@ -337,16 +338,6 @@ def code_zip() -> Path:
     for stale in folder.glob("aq-spark-code-*.zip"):
         if stale != out and time.time() - stale.stat().st_mtime > 86400:
             stale.unlink(missing_ok=True)  # a day old: no job still reads it
-    return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-        for rel in _CODE:
-            z.write(ROOT / rel, rel)
-        for d in _CODE_DIRS:
-            for path in sorted((ROOT / d).glob("*.py")):
-                z.write(path, str(path.relative_to(ROOT)))
-    tmp.replace(out)
     return out
 
 
