@@ -187,6 +187,10 @@ class CeleryProcesses:
         queues = f"celery,{self.settings.AQ_PROPAGATION['QUEUE']}"
         if spark:
             queues += f",{self.settings.AQ_SPARK['QUEUE']}"
+        return self.worker_on(name, queues, concurrency=concurrency)
+
+    def worker_on(self, name: str, queues: str, *, concurrency: int = 4) -> CeleryProcess:
+        """A threads worker on the comma-separated Celery ``queues``."""
         return self._start(
             name,
             [

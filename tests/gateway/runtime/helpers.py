@@ -76,24 +76,7 @@ class Gateway:
 
     def worker(self, name: str, *agents: str, concurrency: int = 4) -> CeleryProcess:
         queues = ",".join(f"mgw.{a}" for a in (agents or (DEFAULT_AGENT,)))
-        return self.procs._start(
-            name,
-            [
-                "worker",
-                "-Q",
-                queues,
-                "-P",
-                "threads",
-                "-c",
-                str(concurrency),
-                "--loglevel",
-                "INFO",
-                "-n",
-                f"{name}@%h",
-                "--without-mingle",
-                "--without-gossip",
-            ],
-        )
+        return self.procs.worker_on(name, queues, concurrency=concurrency)
 
     @staticmethod
     def agent(name: str = DEFAULT_AGENT) -> Agent:
