@@ -45,11 +45,10 @@ _CODE = (
     "core/exceptions.py",
     "core/storable.py",
     "queues/__init__.py",
-    "queues/engine.py",
     "jobs/__init__.py",
     "rules/__init__.py",
 )
-_CODE_DIRS = ("rules/lang", "jobs/spark")
+_CODE_DIRS = ("queues/engine", "rules/lang", "jobs/spark")
 
 
 class SubmitError(DomainError):

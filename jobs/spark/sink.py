@@ -459,7 +459,7 @@ def _write_part(
 def _number_commit_time(conn: psycopg.Connection, spec: dict[str, Any]) -> None:
     """The last statement of the part: commit-time destinations' copies get one commit number,
     taken under the engine's commit-order lock (released only once the commit is visible, see
-    queues/engine.py), so the lock is held for this UPDATE and the COMMIT alone, with no other
+    queues/engine/), so the lock is held for this UPDATE and the COMMIT alone, with no other
     row lock taken after it (a stat row held by an enqueuer waiting for the lock would deadlock)."""
     ct = [d["queue_id"] for d in spec["destinations"] if d["commit_time"]]
     if not ct:

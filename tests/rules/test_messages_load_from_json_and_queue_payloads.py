@@ -1,6 +1,6 @@
 """Messages come from the evaluator's JSON (``{"kind": "row_lcr" | "ddl_lcr" | "user", ...}``) and
 from the queue engine's rows (kind ROW_LCR / DDL_LCR / USER with the payload shapes of
-queues/engine.py); bad input raises MessageError naming the field. A message binds only the
+queues/engine/); bad input raises MessageError naming the field. A message binds only the
 variables of its kind."""
 
 from __future__ import annotations

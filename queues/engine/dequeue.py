@@ -1,0 +1,227 @@
+"""Dequeue in REMOVE, LOCKED and BROWSE modes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from queues.engine.listen import Listener
+from queues.engine.rows import (
+    _COLUMNS,
+    _candidate_filter,
+    _finish_consumed_sql,
+    _row_to_message,
+    _stat,
+)
+from queues.engine.topology import rule_sql, subscriber_id
+from queues.engine.types import (
+    BROWSE,
+    DEFAULT_LEASE_S,
+    FIRST_MESSAGE,
+    LOCKED,
+    NEXT_MESSAGE,
+    REMOVE,
+    DequeuedMessage,
+    InvalidMessage,
+    Position,
+    QueueDisabled,
+    QueueInfo,
+)
+
+
+def dequeue(
+    conn: psycopg.Connection,
+    queue: QueueInfo,
+    *,
+    mode: str = REMOVE,
+    navigation: str = NEXT_MESSAGE,
+    consumer: str | None = None,
+    correlation: str | None = None,
+    msgid: int | None = None,
+    batch: int = 1,
+    wait: float = 0.0,
+    after: Position | None = None,
+    lease_seconds: float = DEFAULT_LEASE_S,
+    listener: Listener | None = None,
+    condition: str | None = None,
+) -> list[DequeuedMessage]:
+    """Take up to ``batch`` messages in the queue table's order.
+
+    REMOVE consumes them, LOCKED leases them for ``lease_seconds`` (finish with :func:`ack` or
+    :func:`release`), BROWSE only reads. NEXT_MESSAGE (the default, as in PL/SQL and OCI) continues
+    after ``after``, the position of the previous call's last message; with no position it starts
+    from the head, as the first NEXT_MESSAGE dequeue of an Oracle session does. FIRST_MESSAGE
+    always starts from the head (strict order). Concurrent dequeuers skip each other's rows (SKIP LOCKED), so no message
+    goes to two of them. With ``wait`` > 0 the call blocks up to that many seconds on the queue's
+    LISTEN channel (``listener``) until a message arrives.
+    """
+    if mode not in (REMOVE, LOCKED, BROWSE):
+        raise InvalidMessage(f"Unknown dequeue mode {mode!r}.", field="mode")
+    if navigation not in (FIRST_MESSAGE, NEXT_MESSAGE):
+        raise InvalidMessage(f"Unknown navigation {navigation!r}.", field="navigation")
+    if not 1 <= batch <= 10_000:
+        raise InvalidMessage("Batch size must be between 1 and 10000.", field="batch")
+    if wait < 0:
+        raise InvalidMessage("Wait cannot be negative.", field="wait")
+    if mode != BROWSE and not queue.dequeue_enabled:
+        raise QueueDisabled(f"Dequeue is disabled on queue {queue.name}.", field="queue")
+    sub_id: int | None = None
+    if queue.multiple_consumers and not queue.is_exception:
+        if not consumer:
+            raise InvalidMessage(
+                f"Queue {queue.name} is multi-consumer: name the consumer.", field="consumer_name"
+            )
+        sub_id = subscriber_id(conn, queue, consumer)
+    elif consumer and not queue.is_exception:
+        raise InvalidMessage(
+            f"Queue {queue.name} is single-consumer: dequeue without a consumer name.",
+            field="consumer_name",
+        )
+    start_after = after if navigation == NEXT_MESSAGE else None
+    if condition:
+        rule_sql(condition, field="condition", prefix="dq_")
+
+    def attempt() -> list[DequeuedMessage]:
+        return _dequeue_once(
+            conn,
+            queue,
+            mode=mode,
+            sub_id=sub_id,
+            correlation=correlation,
+            msgid=msgid,
+            batch=batch,
+            after=start_after,
+            lease_seconds=lease_seconds,
+            condition=condition,
+        )
+
+    if wait <= 0:
+        return attempt()
+    if listener is None:
+        raise InvalidMessage("A wait needs a listener connection.", field="wait")
+    # LISTEN before looking, so a commit between the look and the wait still wakes us.
+    listener.listen(queue.channel)
+    deadline = listener.clock() + wait
+    while True:
+        found = attempt()
+        if found:
+            return found
+        remaining = deadline - listener.clock()
+        if remaining <= 0:
+            return []
+        # End the read so the next attempt sees the newly committed message in a fresh snapshot
+        # when the caller runs us in autocommit-less code; with READ COMMITTED each statement
+        # already takes a new snapshot.
+        listener.wait(queue.channel, remaining)
+
+
+def _dequeue_once(
+    conn: psycopg.Connection,
+    queue: QueueInfo,
+    *,
+    mode: str,
+    sub_id: int | None,
+    correlation: str | None,
+    msgid: int | None,
+    batch: int,
+    after: Position | None,
+    lease_seconds: float,
+    condition: str | None = None,
+) -> list[DequeuedMessage]:
+    where, params = _candidate_filter(queue, correlation=correlation, msgid=msgid, after=after)
+    if condition:
+        # AQ's deq_condition: only messages the rule condition is TRUE for (NULL is not TRUE).
+        sql, cparams = rule_sql(condition, field="condition", prefix="dq_")
+        where += f" AND (({sql}) IS TRUE)"
+        params.update(cparams)
+    params["n"] = batch
+    order = "m.sort_pri, m.commit_seq, m.id"
+    if sub_id is not None:
+        return _dequeue_consumer(conn, queue, mode, sub_id, where, params, order, lease_seconds)
+
+    if mode == BROWSE:
+        # A browse must not hand out another dequeuer's lease token.
+        cols = _COLUMNS.replace("m.lock_token", "NULL::uuid")
+        sql = f"SELECT {cols} FROM aq_message m WHERE {where} ORDER BY {order} LIMIT %(n)s"
+        return [_row_to_message(r) for r in conn.execute(sql, params, prepare=True).fetchall()]
+
+    claim = (
+        f"c AS (SELECT m.id FROM aq_message m WHERE {where} AND m.locked_until IS NULL "
+        f"ORDER BY {order} LIMIT %(n)s FOR UPDATE SKIP LOCKED)"
+    )
+    if mode == LOCKED:
+        params["lease"] = lease_seconds
+        sql = (
+            f"WITH {claim} UPDATE aq_message m SET locked_until = now() + "
+            f"make_interval(secs => %(lease)s), lock_token = gen_random_uuid() FROM c "
+            f"WHERE m.id = c.id RETURNING {_COLUMNS}"
+        )
+    elif queue.retention_time > 0 and not queue.is_exception:
+        sql = (
+            f"WITH {claim}, d AS (UPDATE aq_message m SET state = 'PROCESSED', "
+            f"processed_at = now() FROM c WHERE m.id = c.id RETURNING {_COLUMNS}), "
+            f"{_stat('d')} SELECT * FROM d"
+        )
+    else:
+        sql = (
+            f"WITH {claim}, gone AS (DELETE FROM aq_message_consumer mc USING c "
+            f"WHERE mc.message_id = c.id), d AS (DELETE FROM aq_message m USING c "
+            f"WHERE m.id = c.id RETURNING {_COLUMNS}), {_stat('d')} SELECT * FROM d"
+        )
+        if not queue.is_exception:
+            # Single-consumer messages have no consumer rows; skip the extra delete.
+            sql = sql.replace(
+                ", gone AS (DELETE FROM aq_message_consumer mc USING c WHERE mc.message_id = c.id)",
+                "",
+            )
+    rows = conn.execute(sql, params, prepare=True).fetchall()
+    out = [_row_to_message(r) for r in rows]
+    out.sort(key=lambda m: (m.position.sort_pri, m.position.commit_seq, m.id))
+    return out
+
+
+def _dequeue_consumer(
+    conn: psycopg.Connection,
+    queue: QueueInfo,
+    mode: str,
+    sub_id: int,
+    where: str,
+    params: dict[str, Any],
+    order: str,
+    lease_seconds: float,
+) -> list[DequeuedMessage]:
+    params["sub"] = sub_id
+    # A consumer row with a lock_token is leased; one with only locked_until waits out a retry delay.
+    free = "(mc.locked_until IS NULL OR (mc.lock_token IS NULL AND mc.locked_until <= now()))"
+    base = (
+        f"FROM aq_message_consumer mc JOIN aq_message m ON m.id = mc.message_id "
+        f"WHERE mc.subscriber_id = %(sub)s AND {where}"
+    )
+    if mode == BROWSE:
+        cols = _COLUMNS.replace("m.lock_token", "NULL::uuid")
+        sql = f"SELECT {cols} {base} ORDER BY {order} LIMIT %(n)s"
+        return [_row_to_message(r) for r in conn.execute(sql, params, prepare=True).fetchall()]
+    claim = (
+        f"c AS (SELECT mc.id AS cid, m.id AS mid {base} AND {free} ORDER BY {order} "
+        f"LIMIT %(n)s FOR UPDATE OF mc SKIP LOCKED)"
+    )
+    if mode == LOCKED:
+        params["lease"] = lease_seconds
+        sql = (
+            f"WITH {claim}, l AS (UPDATE aq_message_consumer mc SET locked_until = now() + "
+            f"make_interval(secs => %(lease)s), lock_token = gen_random_uuid() FROM c "
+            f"WHERE mc.id = c.cid RETURNING mc.message_id, mc.lock_token) "
+            f"SELECT {_COLUMNS.replace('m.lock_token', 'l.lock_token')} "
+            f"FROM l JOIN aq_message m ON m.id = l.message_id"
+        )
+        rows = conn.execute(sql, params, prepare=True).fetchall()
+    else:
+        sql = (
+            f"WITH {claim}, d AS (DELETE FROM aq_message_consumer mc USING c WHERE mc.id = c.cid "
+            f"RETURNING mc.message_id) {_finish_consumed_sql('d')}"
+        )
+        rows = conn.execute(sql, params, prepare=True).fetchall()
+    out = [_row_to_message(r) for r in rows]
+    out.sort(key=lambda m: (m.position.sort_pri, m.position.commit_seq, m.id))
+    return out

@@ -1,0 +1,86 @@
+"""The queue monitor's timers: delay, expiration, leases and retention."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+
+from queues.engine.failures import fail_attempts, fail_consumer_attempts, move_to_exception_queue
+from queues.engine.types import REASON_EXPIRED, channel_name
+
+
+@dataclass
+class MonitorReport:
+    made_ready: int = 0
+    expired: int = 0
+    leases_released: int = 0
+    removed: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return self.__dict__.copy()
+
+
+def monitor_run(conn: psycopg.Connection, *, limit: int = 10_000) -> MonitorReport:
+    """One pass of AQ's queue monitor. Every step claims rows with SKIP LOCKED and checks its
+    condition again in the UPDATE, so two monitors running at once neither clash nor double-count."""
+    report = MonitorReport()
+    rows = conn.execute(
+        """
+        WITH c AS (SELECT id FROM aq_message WHERE state = 'WAITING' AND delay_until <= now()
+                   ORDER BY delay_until LIMIT %s FOR UPDATE SKIP LOCKED)
+        UPDATE aq_message m SET state = 'READY', delay_until = NULL FROM c
+        WHERE m.id = c.id AND m.state = 'WAITING' RETURNING m.queue_id
+        """,
+        (limit,),
+    ).fetchall()
+    report.made_ready = len(rows)
+    woken = {r[0] for r in rows}
+
+    expired = conn.execute(
+        """
+        SELECT id FROM aq_message WHERE state = 'READY' AND expire_at <= now()
+        AND locked_until IS NULL ORDER BY expire_at LIMIT %s FOR UPDATE SKIP LOCKED
+        """,
+        (limit,),
+    ).fetchall()
+    report.expired = move_to_exception_queue(conn, [r[0] for r in expired], REASON_EXPIRED)
+
+    leased = conn.execute(
+        """
+        SELECT id FROM aq_message WHERE locked_until < now() AND lock_token IS NOT NULL
+        LIMIT %s FOR UPDATE SKIP LOCKED
+        """,
+        (limit,),
+    ).fetchall()
+    fail_attempts(conn, [r[0] for r in leased])
+    leased_c = conn.execute(
+        """
+        SELECT id FROM aq_message_consumer WHERE locked_until < now() AND lock_token IS NOT NULL
+        LIMIT %s FOR UPDATE SKIP LOCKED
+        """,
+        (limit,),
+    ).fetchall()
+    fail_consumer_attempts(conn, [r[0] for r in leased_c])
+    report.leases_released = len(leased) + len(leased_c)
+    woken |= {
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT queue_id FROM aq_message WHERE id = ANY(%s)", ([r[0] for r in leased],)
+        ).fetchall()
+    }
+
+    report.removed = conn.execute(
+        """
+        WITH c AS (SELECT m.id FROM aq_message m JOIN queues_queue q ON q.id = m.queue_id
+                   WHERE m.state = 'PROCESSED'
+                   AND m.processed_at + make_interval(secs => q.retention_time) <= now()
+                   LIMIT %s FOR UPDATE OF m SKIP LOCKED),
+        gone AS (DELETE FROM aq_message_consumer mc USING c WHERE mc.message_id = c.id)
+        DELETE FROM aq_message m USING c WHERE m.id = c.id
+        """,
+        (limit,),
+    ).rowcount
+    for qid in woken:
+        conn.execute("SELECT pg_notify(%s, '')", (channel_name(qid),))
+    return report

@@ -1,0 +1,144 @@
+"""Constants, errors and the value types the engine takes and returns."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from core.exceptions import Conflict, DomainError, NotFound
+
+READY, WAITING, PROCESSED, EXPIRED = "READY", "WAITING", "PROCESSED", "EXPIRED"
+NORMAL_QUEUE, EXCEPTION_QUEUE = "NORMAL_QUEUE", "EXCEPTION_QUEUE"
+REMOVE, LOCKED, BROWSE = "REMOVE", "LOCKED", "BROWSE"
+FIRST_MESSAGE, NEXT_MESSAGE = "FIRST_MESSAGE", "NEXT_MESSAGE"
+USER, ROW_LCR, DDL_LCR = "USER", "ROW_LCR", "DDL_LCR"
+REASON_MAX_RETRIES = "MAX_RETRIES_EXCEEDED"
+REASON_EXPIRED = "EXPIRED"
+STAT_SHARDS = 16
+DEFAULT_LEASE_S = 30.0
+
+
+class QueueNotFound(NotFound):
+    code = "queue_not_found"
+
+
+class QueueDisabled(Conflict):
+    code = "queue_disabled"
+
+
+class NoSubscribers(Conflict):
+    code = "no_subscribers"
+
+
+class InvalidMessage(DomainError):
+    code = "invalid_message"
+
+
+class LeaseMismatch(Conflict):
+    code = "lease_mismatch"
+
+
+@dataclass(frozen=True)
+class QueueInfo:
+    """What the engine needs to know about a queue; read once per call with :func:`queue_info`."""
+
+    id: int
+    name: str
+    queue_table_id: int
+    queue_table: str
+    sort_order: str
+    multiple_consumers: bool
+    kind: str
+    exception_queue_id: int | None
+    max_retries: int
+    retry_delay: float
+    retention_time: float
+    enqueue_enabled: bool
+    dequeue_enabled: bool
+    payload_type: str
+    payload_schema: Any
+
+    @property
+    def is_exception(self) -> bool:
+        return self.kind == EXCEPTION_QUEUE
+
+    @property
+    def by_priority(self) -> bool:
+        return self.sort_order.startswith("priority")
+
+    @property
+    def commit_time(self) -> bool:
+        return self.sort_order.endswith("commit_time")
+
+    @property
+    def channel(self) -> str:
+        return channel_name(self.id)
+
+
+@dataclass
+class NewMessage:
+    payload: Any
+    priority: int = 1
+    delay: float = 0.0
+    expiration: float | None = None
+    correlation: str = ""
+    sender: str = ""
+    headers: dict[str, Any] = field(default_factory=dict)
+    kind: str = USER
+    type_name: str = ""
+    recipients: Sequence[str] | None = None
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a NEXT_MESSAGE dequeue or browse continues from."""
+
+    sort_pri: int
+    commit_seq: int
+    id: int
+
+    def token(self) -> str:
+        return f"{self.sort_pri}.{self.commit_seq}.{self.id}"
+
+    @classmethod
+    def parse(cls, token: str) -> Position:
+        try:
+            a, b, c = (int(p) for p in token.split("."))
+        except ValueError as exc:
+            raise InvalidMessage(
+                "Not a queue position: give the cursor of an earlier dequeue answer.",
+                field="cursor",
+            ) from exc
+        return cls(a, b, c)
+
+
+@dataclass(frozen=True)
+class DequeuedMessage:
+    id: int
+    queue_id: int
+    state: str
+    priority: int
+    kind: str
+    type_name: str
+    correlation: str
+    sender: str
+    headers: dict[str, Any]
+    payload: Any
+    enq_time: datetime
+    attempts: int
+    position: Position
+    lock_token: UUID | None = None
+    original_queue_id: int | None = None
+    exception_reason: str = ""
+
+    @property
+    def payload_pretty(self) -> str:
+        return json.dumps(self.payload, indent=2, sort_keys=True)
+
+
+def channel_name(queue_id: int) -> str:
+    return f"aq_q{queue_id}"

@@ -1,0 +1,126 @@
+"""Payload validation: the message-kind shapes and a typed queue's JSON Schema."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from core.storable import json_problems, seconds_problem
+from queues.engine.types import DDL_LCR, ROW_LCR, USER, InvalidMessage, NewMessage, QueueInfo
+
+_ROW_LCR_SCHEMA = {
+    "type": "object",
+    "required": ["source_database_name", "command_type", "object_owner", "object_name"],
+    "properties": {
+        "source_database_name": {"type": "string", "minLength": 1},
+        "command_type": {
+            "enum": ["INSERT", "UPDATE", "DELETE", "LOB WRITE", "LOB TRIM", "LOB ERASE"]
+        },
+        "object_owner": {"type": "string", "minLength": 1},
+        "object_name": {"type": "string", "minLength": 1},
+        "tag": {"type": ["string", "null"], "pattern": "^([0-9A-Fa-f]{2})*$"},
+        "transaction_id": {"type": ["string", "null"]},
+        "old_values": {"type": "object"},
+        "new_values": {"type": "object"},
+    },
+}
+_DDL_LCR_SCHEMA = {
+    "type": "object",
+    "required": ["source_database_name", "command_type", "object_type", "ddl_text"],
+    "properties": {
+        "source_database_name": {"type": "string", "minLength": 1},
+        "command_type": {"type": "string", "minLength": 1},
+        "object_type": {"type": "string", "minLength": 1},
+        "object_owner": {"type": ["string", "null"]},
+        "object_name": {"type": ["string", "null"]},
+        "base_table_owner": {"type": ["string", "null"]},
+        "base_table_name": {"type": ["string", "null"]},
+        "ddl_text": {"type": "string"},
+        "tag": {"type": ["string", "null"], "pattern": "^([0-9A-Fa-f]{2})*$"},
+    },
+}
+
+
+@lru_cache(maxsize=512)
+def _validator(schema_json: str) -> Draft202012Validator:
+    schema = json.loads(schema_json)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def schema_check(schema: Any) -> None:
+    """Raise InvalidMessage naming ``payload_schema`` if ``schema`` is not a valid JSON Schema."""
+    try:
+        _validator(json.dumps(schema, sort_keys=True))
+    except SchemaError as exc:
+        raise InvalidMessage(
+            f"Not a valid JSON Schema: {exc.message}", field="payload_schema"
+        ) from exc
+
+
+def _path(prefix: str, parts: Iterable[Any]) -> str:
+    out = prefix
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+    return out
+
+
+def validate_message(queue: QueueInfo, msg: NewMessage, *, position: int | None = None) -> None:
+    """Check one message against the queue's payload type and the message-kind shapes."""
+    prefix = "payload" if position is None else f"messages[{position}].payload"
+    where = "" if position is None else f"messages[{position}]."
+    if msg.kind not in (USER, ROW_LCR, DDL_LCR):
+        raise InvalidMessage(f"Unknown message kind {msg.kind!r}.", field=f"{where}kind")
+    if msg.expiration is not None and msg.expiration < 0:
+        raise InvalidMessage("Expiration cannot be negative.", field=f"{where}expiration")
+    if msg.delay < 0:
+        raise InvalidMessage("Delay cannot be negative.", field=f"{where}delay")
+    for name in ("delay", "expiration"):
+        if message := seconds_problem(getattr(msg, name)):
+            raise InvalidMessage(message, field=f"{where}{name}")
+    # Whatever the caller (API, page, facade, gateway, Spark): only what PostgreSQL can store.
+    stored = {
+        "payload": msg.payload,
+        "headers": msg.headers,
+        "correlation": msg.correlation,
+        "sender": msg.sender,
+        "type_name": msg.type_name,
+        "recipients": list(msg.recipients or ()),
+    }
+    for name, value in stored.items():
+        root = prefix if name == "payload" else f"{where}{name}"
+        if problems := json_problems(value, root, limit=1):
+            path, message = next(iter(problems.items()))
+            raise InvalidMessage(message, field=path)
+    if not -(2**31) <= msg.priority < 2**31:
+        raise InvalidMessage("Priority is out of range.", field=f"{where}priority")
+    if len(msg.correlation) > 128:
+        raise InvalidMessage("At most 128 characters.", field=f"{where}correlation")
+    schemas: list[Any] = []
+    if msg.kind == ROW_LCR:
+        schemas.append(_ROW_LCR_SCHEMA)
+    elif msg.kind == DDL_LCR:
+        schemas.append(_DDL_LCR_SCHEMA)
+    if queue.payload_type.upper() != "ANY" and queue.payload_schema is not None:
+        if (
+            msg.kind == USER
+            and msg.type_name
+            and msg.type_name.upper() != queue.payload_type.upper()
+        ):
+            raise InvalidMessage(
+                f"Queue {queue.name} takes payloads of type {queue.payload_type}, "
+                f"not {msg.type_name}.",
+                field=f"{where}type_name",
+            )
+        if msg.kind == USER:
+            schemas.append(queue.payload_schema)
+    for schema in schemas:
+        validator = _validator(json.dumps(schema, sort_keys=True))
+        error = next(iter(sorted(validator.iter_errors(msg.payload), key=lambda e: e.path)), None)
+        if error is not None:
+            raise InvalidMessage(error.message, field=_path(prefix, error.absolute_path))
