@@ -48,3 +48,20 @@ class Privilege(models.TextChoices):
     ENQUEUE = "ENQUEUE", "Enqueue"
     DEQUEUE = "DEQUEUE", "Dequeue"
     ALL = "ALL", "Enqueue and dequeue"
+
+
+class DeliveryMode(models.TextChoices):
+    """DBMS_AQ's ``delivery_mode``: persistent messages are logged; buffered ones are kept without
+    WAL (UNLOGGED storage) and are lost when the database crashes, as AQ's are when the instance
+    fails."""
+
+    PERSISTENT = "PERSISTENT", "Persistent"
+    BUFFERED = "BUFFERED", "Buffered"
+
+
+class MessageGrouping(models.TextChoices):
+    """CREATE_QUEUE_TABLE's ``message_grouping``: TRANSACTIONAL makes the messages one transaction
+    enqueued a group that dequeue hands out whole, in order, to one consumer."""
+
+    NONE = "NONE", "None"
+    TRANSACTIONAL = "TRANSACTIONAL", "Transactional"

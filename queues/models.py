@@ -8,7 +8,15 @@ from django.db import models
 from django.urls import reverse
 
 from core.validators import name_validator, validate_seconds
-from queues.choices import MessageKind, MessageState, Privilege, QueueKind, SortOrder
+from queues.choices import (
+    DeliveryMode,
+    MessageGrouping,
+    MessageKind,
+    MessageState,
+    Privilege,
+    QueueKind,
+    SortOrder,
+)
 
 
 class QueueTable(models.Model):
@@ -25,6 +33,9 @@ class QueueTable(models.Model):
         max_length=24, choices=SortOrder.choices, default=SortOrder.ENQ_TIME
     )
     multiple_consumers = models.BooleanField(default=False)
+    message_grouping = models.CharField(
+        max_length=16, choices=MessageGrouping.choices, default=MessageGrouping.NONE
+    )
     secure = models.BooleanField(default=False)
     payload_type = models.CharField(
         max_length=128,
@@ -218,6 +229,14 @@ class Message(models.Model):
     # a re-run of a job never enqueue the same source message twice at a destination.
     bulk_job_id = models.BigIntegerField(null=True, blank=True)
     bulk_source_id = models.BigIntegerField(null=True, blank=True)
+    delivery_mode = models.CharField(
+        max_length=10, choices=DeliveryMode.choices, db_default=DeliveryMode.PERSISTENT
+    )
+    # Where a message is stored: True in the queue table's UNLOGGED buffer, False on logged
+    # storage (persistent messages, and buffered ones that spilled).
+    in_buffer = models.BooleanField(db_default=False)
+    # On TRANSACTIONAL queue tables, the enqueuing transaction (its xid8): the message group.
+    txn_group = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         db_table = "aq_message"

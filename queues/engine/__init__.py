@@ -70,6 +70,7 @@ from queues.engine.transfer import (  # noqa: F401
 )
 from queues.engine.types import (  # noqa: F401
     BROWSE,
+    BUFFERED,
     DDL_LCR,
     DEFAULT_LEASE_S,
     EXCEPTION_QUEUE,
@@ -78,6 +79,7 @@ from queues.engine.types import (  # noqa: F401
     LOCKED,
     NEXT_MESSAGE,
     NORMAL_QUEUE,
+    PERSISTENT,
     PROCESSED,
     READY,
     REASON_EXPIRED,
@@ -85,6 +87,7 @@ from queues.engine.types import (  # noqa: F401
     REMOVE,
     ROW_LCR,
     STAT_SHARDS,
+    TRANSACTIONAL,
     USER,
     WAITING,
     DequeuedMessage,
