@@ -6,6 +6,7 @@ from typing import Any
 
 import psycopg
 
+from queues.engine import buffered as buf
 from queues.engine.listen import Listener
 from queues.engine.rows import (
     _COLUMNS,
@@ -17,10 +18,12 @@ from queues.engine.rows import (
 from queues.engine.topology import rule_sql, subscriber_id
 from queues.engine.types import (
     BROWSE,
+    BUFFERED,
     DEFAULT_LEASE_S,
     FIRST_MESSAGE,
     LOCKED,
     NEXT_MESSAGE,
+    PERSISTENT,
     REMOVE,
     DequeuedMessage,
     InvalidMessage,
@@ -45,6 +48,8 @@ def dequeue(
     lease_seconds: float = DEFAULT_LEASE_S,
     listener: Listener | None = None,
     condition: str | None = None,
+    delivery_mode: str = PERSISTENT,
+    in_caller_transaction: bool = False,
 ) -> list[DequeuedMessage]:
     """Take up to ``batch`` messages in the queue table's order.
 
@@ -55,7 +60,14 @@ def dequeue(
     always starts from the head (strict order). Concurrent dequeuers skip each other's rows (SKIP LOCKED), so no message
     goes to two of them. With ``wait`` > 0 the call blocks up to that many seconds on the queue's
     LISTEN channel (``listener``) until a message arrives.
+
+    ``delivery_mode`` picks persistent messages (the default, as in AQ), buffered ones (in the
+    buffer or spilled) or both. A REMOVE of buffered messages (BUFFERED or
+    PERSISTENT_OR_BUFFERED) runs outside the caller's transaction and is final when this returns;
+    LOCKED is refused for them. ``in_caller_transaction`` keeps it in the caller's transaction,
+    for the engine's movers (propagation) only.
     """
+    buf.check_dequeue_mode(delivery_mode, mode)
     if mode not in (REMOVE, LOCKED, BROWSE):
         raise InvalidMessage(f"Unknown dequeue mode {mode!r}.", field="mode")
     if navigation not in (FIRST_MESSAGE, NEXT_MESSAGE):
@@ -82,7 +94,25 @@ def dequeue(
     if condition:
         rule_sql(condition, field="condition", prefix="dq_")
 
+    immediate = mode == REMOVE and delivery_mode != PERSISTENT and not in_caller_transaction
+    target = buf.own_connection(conn) if immediate else conn
+
     def attempt() -> list[DequeuedMessage]:
+        if immediate:
+            with target.transaction():
+                return _dequeue_once(
+                    target,
+                    queue,
+                    mode=mode,
+                    sub_id=sub_id,
+                    correlation=correlation,
+                    msgid=msgid,
+                    batch=batch,
+                    after=start_after,
+                    lease_seconds=lease_seconds,
+                    condition=condition,
+                    delivery_mode=delivery_mode,
+                )
         return _dequeue_once(
             conn,
             queue,
@@ -94,6 +124,7 @@ def dequeue(
             after=start_after,
             lease_seconds=lease_seconds,
             condition=condition,
+            delivery_mode=delivery_mode,
         )
 
     if wait <= 0:
@@ -128,8 +159,11 @@ def _dequeue_once(
     after: Position | None,
     lease_seconds: float,
     condition: str | None = None,
+    delivery_mode: str = PERSISTENT,
 ) -> list[DequeuedMessage]:
-    where, params = _candidate_filter(queue, correlation=correlation, msgid=msgid, after=after)
+    where, params = _candidate_filter(
+        queue, correlation=correlation, msgid=msgid, after=after, delivery_mode=delivery_mode
+    )
     if condition:
         # AQ's deq_condition: only messages the rule condition is TRUE for (NULL is not TRUE).
         sql, cparams = rule_sql(condition, field="condition", prefix="dq_")
@@ -138,7 +172,9 @@ def _dequeue_once(
     params["n"] = batch
     order = "m.sort_pri, m.commit_seq, m.id"
     if sub_id is not None:
-        return _dequeue_consumer(conn, queue, mode, sub_id, where, params, order, lease_seconds)
+        return _dequeue_consumer(
+            conn, queue, mode, sub_id, where, params, order, lease_seconds, delivery_mode
+        )
 
     if mode == BROWSE:
         # A browse must not hand out another dequeuer's lease token.
@@ -161,13 +197,14 @@ def _dequeue_once(
         sql = (
             f"WITH {claim}, d AS (UPDATE aq_message m SET state = 'PROCESSED', "
             f"processed_at = now() FROM c WHERE m.id = c.id RETURNING {_COLUMNS}), "
-            f"{_stat('d')} SELECT * FROM d"
+            f"{_stat('d', delivery_mode)} SELECT * FROM d"
         )
     else:
         sql = (
             f"WITH {claim}, gone AS (DELETE FROM aq_message_consumer mc USING c "
             f"WHERE mc.message_id = c.id), d AS (DELETE FROM aq_message m USING c "
-            f"WHERE m.id = c.id RETURNING {_COLUMNS}), {_stat('d')} SELECT * FROM d"
+            f"WHERE m.id = c.id RETURNING {_COLUMNS}), {_stat('d', delivery_mode)} "
+            f"SELECT * FROM d"
         )
         if not queue.is_exception:
             # Single-consumer messages have no consumer rows; skip the extra delete.
@@ -190,6 +227,7 @@ def _dequeue_consumer(
     params: dict[str, Any],
     order: str,
     lease_seconds: float,
+    delivery_mode: str = PERSISTENT,
 ) -> list[DequeuedMessage]:
     params["sub"] = sub_id
     # A consumer row with a lock_token is leased; one with only locked_until waits out a retry delay.
@@ -219,9 +257,13 @@ def _dequeue_consumer(
     else:
         sql = (
             f"WITH {claim}, d AS (DELETE FROM aq_message_consumer mc USING c WHERE mc.id = c.cid "
-            f"RETURNING mc.message_id) {_finish_consumed_sql('d')}"
+            f"RETURNING mc.message_id) {_finish_consumed_sql('d', delivery_mode)}"
         )
         rows = conn.execute(sql, params, prepare=True).fetchall()
     out = [_row_to_message(r) for r in rows]
+    if mode == REMOVE and delivery_mode != PERSISTENT:
+        taken = [m for m in out if m.delivery_mode == BUFFERED]
+        if taken:
+            buf.count_subscriber_dequeues(conn, sub_id, len(taken), max(m.id for m in taken))
     out.sort(key=lambda m: (m.position.sort_pri, m.position.commit_seq, m.id))
     return out

@@ -7,8 +7,12 @@ from collections.abc import Sequence
 
 import psycopg
 
+from queues.engine import buffered as buf
+from queues.engine.buffered import PUBLISHING
 from queues.engine.topology import queue_info, rule_sql, subscriber_ids, subscriber_rules
 from queues.engine.types import (
+    BUFFERED,
+    PERSISTENT,
     STAT_SHARDS,
     InvalidMessage,
     NewMessage,
@@ -18,7 +22,7 @@ from queues.engine.types import (
 )
 from queues.engine.validation import validate_message
 
-_ENQUEUE_SQL = f"""
+_ENQUEUE_TEMPLATE = """
 WITH q AS (
     SELECT id, queue_table_id FROM queues_queue
     WHERE id = %(qid)s AND enqueue_enabled AND kind = 'NORMAL_QUEUE'
@@ -38,7 +42,7 @@ ins AS (
     INSERT INTO aq_message (queue_id, queue_table_id, state, priority, sort_pri, commit_seq, kind,
                             type_name, correlation, sender, headers, payload, enq_time, enq_user,
                             delay_until, expiration, expire_at, attempts, pending_consumers,
-                            exception_reason, replayed)
+                            exception_reason, replayed, delivery_mode, in_buffer)
     SELECT q.id, q.queue_table_id,
            CASE WHEN m.delay > 0 THEN 'WAITING' ELSE 'READY' END,
            m.priority, %(by_pri)s * m.priority, %(cseq)s, m.kind, m.type_name, m.correlation,
@@ -47,9 +51,9 @@ ins AS (
            m.expiration,
            CASE WHEN m.expiration IS NOT NULL
                 THEN now() + make_interval(secs => m.delay + m.expiration) END,
-           0, m.npend, '', false
+           0, m.npend, '', false, {mode}, {in_buffer}
     FROM q CROSS JOIN m ORDER BY m.ord
-    RETURNING id
+    RETURNING id, sender
 ),
 numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM ins),
 cons AS (
@@ -57,13 +61,39 @@ cons AS (
     SELECT numbered.id, r.sub, 0 FROM numbered
     JOIN unnest(%(r_ord)s::int[], %(r_sub)s::bigint[]) AS r(ord, sub) ON r.ord = numbered.ord
 ),
-stat AS (
-    INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
-    SELECT %(qid)s, pg_backend_pid() %% {STAT_SHARDS}, count(*), 0 FROM ins HAVING count(*) > 0
-    ON CONFLICT (queue_id, shard) DO UPDATE SET enqueued = aq_queue_stat.enqueued + EXCLUDED.enqueued
-)
+{stat}
 SELECT array_agg(id ORDER BY id), pg_notify(%(channel)s, '') FROM ins
 """
+_STAT_PERSISTENT = """stat AS (
+    INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
+    SELECT %(qid)s, pg_backend_pid() %% {shards}, count(*), 0 FROM ins HAVING count(*) > 0
+    ON CONFLICT (queue_id, shard) DO UPDATE SET enqueued = aq_queue_stat.enqueued + EXCLUDED.enqueued
+)"""
+# Buffered enqueues count per publisher (sender) in the buffer's UNLOGGED counters.
+_STAT_BUFFERED = f"""stat AS (
+    INSERT INTO aq_buffer_stat AS s (queue_id, sender, shard, enqueued, last_msgid, last_enq,
+                                     state, state_at)
+    SELECT %(qid)s, ins.sender, pg_backend_pid() %% {{shards}}, count(*), max(ins.id), now(),
+           '{PUBLISHING}', now()
+    FROM ins GROUP BY ins.sender
+    ON CONFLICT (queue_id, sender, shard) DO UPDATE SET enqueued = s.enqueued + EXCLUDED.enqueued,
+        last_msgid = EXCLUDED.last_msgid, last_enq = EXCLUDED.last_enq,
+        state = EXCLUDED.state, state_at = EXCLUDED.state_at
+)"""
+
+
+def _enqueue_sql(buffered: bool) -> str:
+    stat = _STAT_BUFFERED if buffered else _STAT_PERSISTENT
+    return (
+        _ENQUEUE_TEMPLATE.replace("{stat}", stat)
+        .replace("{shards}", str(STAT_SHARDS))
+        .replace("{mode}", f"'{BUFFERED}'" if buffered else f"'{PERSISTENT}'")
+        .replace("{in_buffer}", "true" if buffered else "false")
+    )
+
+
+_ENQUEUE_SQL = _enqueue_sql(False)
+_ENQUEUE_BUFFERED_SQL = _enqueue_sql(True)
 
 
 def enqueue(
@@ -73,15 +103,45 @@ def enqueue(
     *,
     user: str = "",
     validate: bool = True,
+    delivery_mode: str = PERSISTENT,
+    in_caller_transaction: bool = False,
 ) -> list[int]:
     """Insert ``messages`` in order in the caller's transaction and return their ids.
 
     Multi-consumer queues give each message to its recipients (by name) or, without a recipient
     list, to every subscriber present now; a message nobody could dequeue is refused (AQ's
     "no recipients"). Listeners on the queue's channel are woken when the transaction commits.
+
+    ``delivery_mode=BUFFERED`` puts them in the queue's buffer instead, outside the caller's
+    transaction (see :mod:`queues.engine.buffered`): committed when this returns, refused with
+    ORA-25307 under flow control. ``in_caller_transaction`` keeps a buffered enqueue in the
+    caller's transaction: for the engine's own movers (propagation), whose dequeue and enqueue
+    must commit together; never for users.
     """
+    buf.check_enqueue_mode(delivery_mode)
     if not messages:
         return []
+    if delivery_mode == BUFFERED:
+        buf.refuse_unsupported(queue, messages)
+        target = conn if in_caller_transaction else buf.own_connection(conn)
+        # Flow control first, on its own: a refused publisher's state is recorded and kept.
+        buf.admit(target, queue, messages)
+        with target.transaction():
+            ids = _enqueue(target, queue, messages, user=user, validate=validate, buffered=True)
+        buf.admitted(queue, messages)
+        return ids
+    return _enqueue(conn, queue, messages, user=user, validate=validate, buffered=False)
+
+
+def _enqueue(
+    conn: psycopg.Connection,
+    queue: QueueInfo,
+    messages: Sequence[NewMessage],
+    *,
+    user: str,
+    validate: bool,
+    buffered: bool,
+) -> list[int]:
     if queue.is_exception:
         raise QueueDisabled(
             f"{queue.name} is an exception queue; messages arrive there only from the engine.",
@@ -152,7 +212,8 @@ def enqueue(
         "user": user,
         "channel": queue.channel,
     }
-    row = conn.execute(_ENQUEUE_SQL, params, prepare=True).fetchone()
+    sql = _ENQUEUE_BUFFERED_SQL if buffered else _ENQUEUE_SQL
+    row = conn.execute(sql, params, prepare=True).fetchone()
     ids = row[0] if row and row[0] else []
     if len(ids) != len(messages):
         # The queue was stopped or dropped between reading it and inserting.

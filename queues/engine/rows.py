@@ -8,13 +8,22 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from queues.engine.types import EXPIRED, READY, STAT_SHARDS, DequeuedMessage, Position, QueueInfo
+from queues.engine.types import (
+    BUFFERED,
+    EXPIRED,
+    PERSISTENT,
+    READY,
+    STAT_SHARDS,
+    DequeuedMessage,
+    Position,
+    QueueInfo,
+)
 
 _COLUMNS = (
     "m.id, m.queue_id, m.state, m.priority, m.kind, m.type_name, m.correlation, m.sender, "
     "m.headers::text, m.payload::text, m.enq_time, m.attempts, m.sort_pri, m.commit_seq, "
     "m.lock_token, "
-    "m.original_queue_id, m.exception_reason"
+    "m.original_queue_id, m.exception_reason, m.delivery_mode, m.in_buffer"
 )
 
 
@@ -37,6 +46,8 @@ def _row_to_message(row: Sequence[Any], lock_token: UUID | None = None) -> Deque
         token,
         orig,
         reason,
+        delivery_mode,
+        in_buffer,
     ) = row
     # Read as text on every connection (Django's loads jsonb as text, a plain psycopg one would
     # parse it), so a payload that is a JSON string is never parsed twice.
@@ -59,6 +70,8 @@ def _row_to_message(row: Sequence[Any], lock_token: UUID | None = None) -> Deque
         lock_token=lock_token or token,
         original_queue_id=orig,
         exception_reason=reason,
+        delivery_mode=delivery_mode,
+        in_buffer=in_buffer,
     )
 
 
@@ -69,6 +82,7 @@ def _candidate_filter(
     msgid: int | None,
     after: Position | None,
     alias: str = "m",
+    delivery_mode: str | None = None,
 ) -> tuple[str, dict[str, Any]]:
     state = EXPIRED if queue.is_exception else READY
     parts = [
@@ -78,6 +92,12 @@ def _candidate_filter(
         f"{alias}.state = '{state}'",
         f"{alias}.commit_seq IS NOT NULL",
     ]
+    # Literals again. A persistent message is never in the buffer, so naming in_buffer lets a
+    # table partitioned by it skip the buffer leaf; None (and PERSISTENT_OR_BUFFERED) takes both.
+    if delivery_mode == PERSISTENT:
+        parts.append(f"{alias}.in_buffer = false AND {alias}.delivery_mode = '{PERSISTENT}'")
+    elif delivery_mode == BUFFERED:
+        parts.append(f"{alias}.delivery_mode = '{BUFFERED}'")
     params: dict[str, Any] = {"qid": queue.id}
     if correlation:
         # AQ correlation identifiers take % and _ wildcards.
@@ -97,16 +117,43 @@ def _candidate_filter(
 _STAT_DEQ = """
 stat AS (
     INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
-    SELECT %(qid)s, pg_backend_pid() %% {shards}, 0, count(*) FROM {src} HAVING count(*) > 0
+    SELECT %(qid)s, pg_backend_pid() %% {shards}, 0, count(*) FROM {src} {where}HAVING count(*) > 0
     ON CONFLICT (queue_id, shard) DO UPDATE SET dequeued = aq_queue_stat.dequeued + EXCLUDED.dequeued
+)"""
+# Buffered messages count in the buffer's own UNLOGGED counters (V$BUFFERED_QUEUES), which a
+# crash resets along with the buffer, and which cost no WAL on the buffered path.
+_STAT_BUF = """
+bstat AS (
+    INSERT INTO aq_buffer_stat AS s (queue_id, sender, shard, dequeued, last_deq)
+    SELECT %(qid)s, '', pg_backend_pid() %% {shards}, count(*), now() FROM {src} {where}HAVING count(*) > 0
+    ON CONFLICT (queue_id, sender, shard)
+    DO UPDATE SET dequeued = s.dequeued + EXCLUDED.dequeued, last_deq = EXCLUDED.last_deq
 )"""
 
 
-def _stat(src: str) -> str:
-    return _STAT_DEQ.replace("{shards}", str(STAT_SHARDS)).replace("{src}", src)
+def _stat(src: str, delivery_mode: str = PERSISTENT) -> str:
+    """The counter CTE(s) for the dequeued rows in ``src``: persistent ones in aq_queue_stat,
+    buffered ones in aq_buffer_stat."""
+
+    def fill(tpl: str, where: str) -> str:
+        return (
+            tpl.replace("{shards}", str(STAT_SHARDS))
+            .replace("{src}", src)
+            .replace("{where}", where)
+        )
+
+    if delivery_mode == PERSISTENT:
+        return fill(_STAT_DEQ, "")
+    if delivery_mode == BUFFERED:
+        return fill(_STAT_BUF, "")
+    return (
+        fill(_STAT_DEQ, f"WHERE {src}.delivery_mode = '{PERSISTENT}' ")
+        + ", "
+        + fill(_STAT_BUF, f"WHERE {src}.delivery_mode = '{BUFFERED}' ")
+    )
 
 
-def _finish_consumed_sql(src: str) -> str:
+def _finish_consumed_sql(src: str, delivery_mode: str = PERSISTENT) -> str:
     """Count down the pending consumers of the messages in ``src``; the last one processes it.
 
     The UPDATE locks the message row, so two subscribers finishing the same message at once are
@@ -117,5 +164,5 @@ def _finish_consumed_sql(src: str) -> str:
         f"state = CASE WHEN m.pending_consumers = 1 THEN 'PROCESSED' ELSE m.state END, "
         f"processed_at = CASE WHEN m.pending_consumers = 1 THEN now() END "
         f"FROM {src} WHERE m.id = {src}.message_id RETURNING {_COLUMNS}), "
-        f"{_stat('u')} SELECT * FROM u"
+        f"{_stat('u', delivery_mode)} SELECT * FROM u"
     )

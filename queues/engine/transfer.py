@@ -9,7 +9,13 @@ import psycopg
 
 from queues.engine.rows import _candidate_filter, _stat
 from queues.engine.topology import subscriber_ids
-from queues.engine.types import STAT_SHARDS, NoSubscribers, QueueDisabled, QueueInfo
+from queues.engine.types import (
+    STAT_SHARDS,
+    TRANSACTIONAL,
+    NoSubscribers,
+    QueueDisabled,
+    QueueInfo,
+)
 
 
 @dataclass(frozen=True)
@@ -34,7 +40,9 @@ def transfer(
     enqueue those for which ``keep_sql`` (a boolean over ``aq_message m``, never NULL) is TRUE
     into ``destination``, in one statement of the caller's transaction: what a propagation does
     when its rules compile to SQL and transform nothing. The copies keep priority, correlation,
-    sender, kind, type and payload; their headers gain ``aq$_source_msgid``.
+    sender, kind, type, payload and delivery mode (buffered messages arrive in the destination's
+    buffer, except in a transaction-grouping queue, which takes none); their headers gain
+    ``aq$_source_msgid``.
 
     The destination must take every message as it is: a single-consumer queue, or a
     multi-consumer one whose subscribers have no rules (the caller checks; a subscriber rule
@@ -70,6 +78,8 @@ def transfer(
         "subs": subs,
         "user": user,
         "channel": destination.channel,
+        # Buffered messages arrive buffered, where the destination can hold buffered messages.
+        "dbuf": destination.message_grouping != TRANSACTIONAL,
         **(keep_params or {}),
     }
     where, _ = _candidate_filter(source, correlation=None, msgid=None, after=None)
@@ -87,18 +97,21 @@ def transfer(
                processed_at = CASE WHEN m.pending_consumers = 1 THEN now() END
         FROM d WHERE m.id = d.message_id
         RETURNING m.id, m.priority, m.sort_pri, m.commit_seq, m.kind, m.type_name,
-                  m.correlation, m.sender, m.headers, m.payload
+                  m.correlation, m.sender, m.headers, m.payload, m.delivery_mode
     ),
     {_stat("u")},
     k AS (SELECT m.*, ({keep_sql}) AS keep FROM u AS m),
     ins AS (
         INSERT INTO aq_message (queue_id, queue_table_id, state, priority, sort_pri, commit_seq,
                                 kind, type_name, correlation, sender, headers, payload, enq_time,
-                                enq_user, attempts, pending_consumers, exception_reason, replayed)
+                                enq_user, attempts, pending_consumers, exception_reason, replayed,
+                                delivery_mode, in_buffer)
         SELECT %(dqid)s, %(dqt)s, 'READY', k.priority, %(by_pri)s * k.priority, %(cseq)s, k.kind,
                k.type_name, k.correlation, k.sender,
                k.headers || jsonb_build_object('aq$_source_msgid', k.id), k.payload, now(),
-               %(user)s, 0, %(npend)s, '', false
+               %(user)s, 0, %(npend)s, '', false,
+               CASE WHEN %(dbuf)s THEN k.delivery_mode ELSE 'PERSISTENT' END,
+               %(dbuf)s AND k.delivery_mode = 'BUFFERED'
         FROM k WHERE k.keep ORDER BY k.sort_pri, k.commit_seq, k.id
         RETURNING id, octet_length(payload::text) AS size
     ),

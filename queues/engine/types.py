@@ -17,6 +17,8 @@ REMOVE, LOCKED, BROWSE = "REMOVE", "LOCKED", "BROWSE"
 FIRST_MESSAGE, NEXT_MESSAGE = "FIRST_MESSAGE", "NEXT_MESSAGE"
 USER, ROW_LCR, DDL_LCR = "USER", "ROW_LCR", "DDL_LCR"
 PERSISTENT, BUFFERED = "PERSISTENT", "BUFFERED"
+# Dequeue only (DBMS_AQ.PERSISTENT_OR_BUFFERED): either kind, in the queue's order.
+PERSISTENT_OR_BUFFERED = "PERSISTENT_OR_BUFFERED"
 TRANSACTIONAL = "TRANSACTIONAL"
 REASON_MAX_RETRIES = "MAX_RETRIES_EXCEEDED"
 REASON_EXPIRED = "EXPIRED"
@@ -63,6 +65,7 @@ class QueueInfo:
     dequeue_enabled: bool
     payload_type: str
     payload_schema: Any
+    message_grouping: str = "NONE"
 
     @property
     def is_exception(self) -> bool:
@@ -136,6 +139,16 @@ class DequeuedMessage:
     lock_token: UUID | None = None
     original_queue_id: int | None = None
     exception_reason: str = ""
+    delivery_mode: str = PERSISTENT
+    # A buffered message still in the buffer (AQ's IN-MEMORY); False once spilled to logged storage.
+    in_buffer: bool = False
+
+    @property
+    def buffered_state(self) -> str:
+        """AQ$<queue_table>'s MSG_STATE words for a buffered message; empty for persistent."""
+        if self.delivery_mode != BUFFERED:
+            return ""
+        return "IN MEMORY" if self.in_buffer else "SPILLED"
 
     @property
     def payload_pretty(self) -> str:
