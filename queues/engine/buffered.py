@@ -338,7 +338,7 @@ c AS (
 s AS (
     UPDATE aq_message m SET in_buffer = false FROM c WHERE m.id = c.id AND m.in_buffer
     RETURNING m.queue_id
-)
+),
 st AS (
     INSERT INTO aq_buffer_stat AS st (queue_id, sender, shard, spilled)
     SELECT s.queue_id, '', pg_backend_pid() %% {shards}, count(*) FROM s GROUP BY s.queue_id
