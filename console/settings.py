@@ -180,6 +180,8 @@ SPECTACULAR_SETTINGS = {
         "MessageKindEnum": "queues.choices.MessageKind",
         "QueueKindEnum": "queues.choices.QueueKind",
         "MessageStateEnum": "queues.choices.MessageState",
+        "DeliveryModeEnum": "queues.choices.DeliveryMode",
+        "DequeueDeliveryModeEnum": "queues.choices.DequeueDeliveryMode",
         "PropagationStateEnum": "jobs.choices.ScheduleState",
         "PropagationRunStateEnum": "jobs.choices.RunState",
         "SparkJobStateEnum": "jobs.choices.SparkJobState",

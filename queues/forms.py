@@ -135,9 +135,13 @@ class EnqueueForm(forms.Form):
     delivery_mode = forms.ChoiceField(
         choices=DeliveryMode.choices,
         initial=DeliveryMode.PERSISTENT,
+        required=False,
         help_text="Buffered: no WAL, visible at once, lost if the database crashes before it "
         "is dequeued or spilled.",
     )
+
+    def clean_delivery_mode(self) -> str:
+        return self.cleaned_data.get("delivery_mode") or DeliveryMode.PERSISTENT
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # Own ids: the queue page also holds the dequeue form and the message filter, which have
@@ -176,8 +180,12 @@ class DequeueForm(forms.Form):
     delivery_mode = forms.ChoiceField(
         choices=DequeueDeliveryMode.choices,
         initial=DequeueDeliveryMode.PERSISTENT,
+        required=False,
         help_text="Persistent messages (as in AQ), buffered ones, or both.",
     )
+
+    def clean_delivery_mode(self) -> str:
+        return self.cleaned_data.get("delivery_mode") or DequeueDeliveryMode.PERSISTENT
 
     def __init__(self, *args: Any, browse_only: bool = False, **kwargs: Any) -> None:
         kwargs.setdefault("auto_id", "deq_%s")  # see EnqueueForm

@@ -22,8 +22,6 @@ def _close_thread_listener() -> Iterator[None]:
     if listener is not None:
         listener.close()
         engine._local.listener = None
-    # Buffered enqueues and dequeues run on the engine's own connection per thread.
-    engine.buffered.close_connections()
 
 
 @pytest.fixture

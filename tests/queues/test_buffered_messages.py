@@ -45,9 +45,10 @@ def test_a_buffered_message_is_visible_at_once_and_the_enqueuers_rollback_keeps_
         row = other.execute(
             "SELECT delivery_mode, in_buffer FROM aq_message WHERE id = %s", (bid,)
         ).fetchone()
-        assert other.execute("SELECT count(*) FROM aq_message WHERE id = %s", (pid,)).fetchone()[
-            0
-        ] == 0
+        assert (
+            other.execute("SELECT count(*) FROM aq_message WHERE id = %s", (pid,)).fetchone()[0]
+            == 0
+        )
     assert row == ("BUFFERED", True)
 
 
@@ -63,9 +64,7 @@ def test_dequeue_takes_persistent_or_buffered_messages_as_asked(admin_user):
         return services.message_dequeue(
             user=admin_user,
             queue="BQ",
-            request=services.DequeueRequest(
-                mode=engine.BROWSE, batch=batch, delivery_mode=mode
-            ),
+            request=services.DequeueRequest(mode=engine.BROWSE, batch=batch, delivery_mode=mode),
         )
 
     assert [m.payload for m in take(engine.PERSISTENT)] == ["p1", "p2"]
@@ -76,15 +75,14 @@ def test_dequeue_takes_persistent_or_buffered_messages_as_asked(admin_user):
     assert [m.payload for m in take(engine.PERSISTENT_OR_BUFFERED)] == ["p1", "b1", "p2"]
 
     # A buffered REMOVE is final at once: the caller's transaction rolling back does not undo it.
-    with pytest.raises(RuntimeError):
-        with transaction.atomic():
-            done = services.message_dequeue(
-                user=admin_user,
-                queue="BQ",
-                request=services.DequeueRequest(delivery_mode=engine.BUFFERED),
-            )
-            assert [m.payload for m in done] == ["b1"]
-            raise RuntimeError("the caller gives up")
+    with pytest.raises(RuntimeError), transaction.atomic():
+        done = services.message_dequeue(
+            user=admin_user,
+            queue="BQ",
+            request=services.DequeueRequest(delivery_mode=engine.BUFFERED),
+        )
+        assert [m.payload for m in done] == ["b1"]
+        raise RuntimeError("the caller gives up")
     assert take(engine.BUFFERED) == []
     assert [m.payload for m in take(engine.PERSISTENT)] == ["p1", "p2"]
 
@@ -136,7 +134,7 @@ def test_flow_control_refuses_a_publisher_whose_subscribers_are_behind(admin_use
         for _ in range(10):
             services.message_enqueue(messages=[msg(payload, sender="PUB")], **put)
             sent += 1
-    assert sent == 4  # 4 × 502 bytes fit in 2048, the fifth does not
+    assert sent == 4  # 4 x 502 bytes fit in 2048, the fifth does not
     err = exc.value
     assert str(err).startswith("ORA-25307: Enqueue rate too high, flow control enabled.")
     assert err.code == "flow_control" and err.field == "delivery_mode"
@@ -152,9 +150,9 @@ def test_flow_control_refuses_a_publisher_whose_subscribers_are_behind(admin_use
         user=admin_user, queue="BQ", request=services.DequeueRequest(delivery_mode="BUFFERED")
     )
     services.message_enqueue(messages=[msg(payload, sender="PUB")], **put)
-    assert count(
-        "SELECT publisher_state FROM v_buffered_publishers WHERE sender_name = 'PUB'"
-    ) == ("PUBLISHING MESSAGES")
+    assert count("SELECT publisher_state FROM v_buffered_publishers WHERE sender_name = 'PUB'") == (
+        "PUBLISHING MESSAGES"
+    )
 
 
 def test_flow_control_by_message_count(admin_user, settings):
@@ -229,9 +227,7 @@ def test_buffered_subscribers_view(admin_user):
     got = services.message_dequeue(
         user=admin_user,
         queue="BQ",
-        request=services.DequeueRequest(
-            consumer_name="S1", batch=5, delivery_mode="BUFFERED"
-        ),
+        request=services.DequeueRequest(consumer_name="S1", batch=5, delivery_mode="BUFFERED"),
     )
     assert len(got) == 2
     with psycopg.connect(dsn()) as other:
