@@ -26,7 +26,7 @@ from core.services import (
     object_snapshot,
 )
 from queues import engine
-from queues.choices import Privilege, QueueKind, SortOrder, Visibility
+from queues.choices import MessageGrouping, Privilege, QueueKind, SortOrder, Visibility
 from queues.models import Agent, AgentUser, Queue, QueuePrivilege, QueueTable, Subscriber
 
 User = AbstractBaseUser | AnonymousUser | None
@@ -91,10 +91,17 @@ def queue_table_create(
     payload_schema: Any = None,
     comment: str = "",
     owner: AbstractBaseUser | None = None,
+    message_grouping: str = MessageGrouping.NONE,
 ) -> QueueTable:
     """Create a queue table and its default exception queue ``AQ$_<name>_E``. The sort order
-    defaults to ENQ_TIME, as DBMS_AQADM.CREATE_QUEUE_TABLE's ``sort_list`` does."""
+    defaults to ENQ_TIME, as DBMS_AQADM.CREATE_QUEUE_TABLE's ``sort_list`` does; message grouping
+    to NONE (TRANSACTIONAL: each enqueuing transaction's messages are one group)."""
     _require(user, Capability.CONFIGURE)
+    if message_grouping not in MessageGrouping.values:
+        raise DomainError(
+            f"Unknown message grouping {message_grouping!r}: use NONE or TRANSACTIONAL.",
+            field="message_grouping",
+        )
     payload_type = (payload_type or "ANY").strip()
     if payload_type.upper() != "ANY":
         if payload_schema is None:
@@ -115,6 +122,7 @@ def queue_table_create(
         payload_schema=payload_schema,
         comment=comment,
         owner=owner,
+        message_grouping=message_grouping,
     )
     qt.full_clean()
     qt.save()
@@ -146,6 +154,7 @@ def queue_table_update(*, user: User, queue_table: QueueTable, **changes: Any) -
     for key in sorted(fixed):
         if changes[key] != getattr(qt, key):
             raise DomainError(f"{key} is fixed when the queue table is created.", field=key)
+    # AQ has no ALTER for message_grouping either: the groups of stored messages would change.
     before = object_snapshot(qt)
     if "payload_schema" in changes and changes["payload_schema"] != qt.payload_schema:
         if not qt.is_typed:
@@ -590,6 +599,8 @@ class DequeueRequest:
     cursor: str | None = None
     lease_seconds: float = engine.DEFAULT_LEASE_S
     condition: str | None = None
+    # TRANSACTIONAL queue tables: the group this consumer owns (from the previous answer).
+    group_token: str | None = None
 
 
 def message_dequeue(
@@ -618,6 +629,7 @@ def message_dequeue(
             lease_seconds=request.lease_seconds,
             listener=listener,
             condition=request.condition or None,
+            group_token=request.group_token or None,
         )
 
 
