@@ -32,6 +32,7 @@ class QueueTableCreateForm(forms.ModelForm):
             "name",
             "sort_order",
             "multiple_consumers",
+            "message_grouping",
             "secure",
             "payload_type",
             "payload_schema",
@@ -144,6 +145,8 @@ class DequeueForm(forms.Form):
     # Where NEXT_MESSAGE continues: the position of the last message this form dequeued, with a
     # digest of the fields it was dequeued under (see SELECTING), as "position@digest".
     cursor = forms.CharField(required=False, max_length=128, widget=forms.HiddenInput)
+    # TRANSACTIONAL queue tables: the group this page's consumer owns (from its last dequeue).
+    group_token = forms.UUIDField(required=False, widget=forms.HiddenInput)
     consumer_name = forms.CharField(
         required=False, max_length=128, help_text="The subscriber (multi-consumer queues)."
     )

@@ -168,7 +168,8 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
         filterset.qs if filterset.is_bound else filterset.queryset,
         # Why a message is there matters only in an exception queue; elsewhere the columns would
         # push the payload out of sight.
-        exclude=() if queue.is_exception else ("original_queue", "exception_reason", "replayed"),
+        exclude=(() if queue.is_exception else ("original_queue", "exception_reason", "replayed"))
+        + (() if queue.queue_table.message_grouping == "TRANSACTIONAL" else ("txn_group",)),
     )
     RequestConfig(
         request, paginate={"per_page": 20, "paginator_class": BoundedPaginator}
@@ -315,9 +316,19 @@ def queue_dequeue(request: HttpRequest, pk: int) -> HttpResponse:
             cursor = form.cursor_after(got[-1].position.token())
         elif form.cursor_dropped and not form.errors:
             cursor = ""  # made under another selection: forget it
-        if cursor is not None:
+        # TRANSACTIONAL queue tables: the next submit goes on with the group this page owns,
+        # until its last message (or an end-of-group answer) lets the group go.
+        group = got[-1] if got else None
+        token = (
+            str(group.group_token)
+            if group and group.group_token and not group.last_in_group
+            else ""
+        )
+        if cursor is not None or token != (request.POST.get("group_token") or ""):
             data = request.POST.copy()
-            data["cursor"] = cursor
+            if cursor is not None:
+                data["cursor"] = cursor
+            data["group_token"] = token
             form = DequeueForm(data, browse_only=not user_can(request.user, Capability.OPERATE))
     response = render(
         request,

@@ -42,6 +42,7 @@ class QueueTableSerializer(ModelSerializer):
             "owner",
             "sort_order",
             "multiple_consumers",
+            "message_grouping",
             "secure",
             "payload_type",
             "payload_schema",
@@ -65,6 +66,7 @@ class QueueTableUpdateSerializer(ModelSerializer):
             "name",
             "sort_order",
             "multiple_consumers",
+            "message_grouping",
             "secure",
             "payload_type",
             "comment",
@@ -237,7 +239,15 @@ class DequeueSerializer(serializers.Serializer):
         choices=Navigation.choices,
         default=Navigation.NEXT_MESSAGE,
         help_text="NEXT_MESSAGE (default) continues after `cursor`, or starts at the head without "
-        "one; FIRST_MESSAGE always starts at the head.",
+        "one; FIRST_MESSAGE always starts at the head. On TRANSACTIONAL queue tables NEXT_MESSAGE "
+        "with `group_token` continues the group this consumer owns and NEXT_TRANSACTION skips the "
+        "rest of it.",
+    )
+    group_token = serializers.UUIDField(
+        required=False,
+        allow_null=True,
+        help_text="TRANSACTIONAL queue tables: the `group_token` of the previous answer, to go on "
+        "with that transaction group (409 end_of_group once all of it was fetched).",
     )
     consumer_name = serializers.CharField(required=False, allow_null=True, max_length=128)
     correlation = serializers.CharField(required=False, allow_null=True, max_length=128)
@@ -274,6 +284,18 @@ class DequeuedMessageSerializer(serializers.Serializer):
     attempts = serializers.IntegerField()
     lock_token = serializers.UUIDField(allow_null=True)
     exception_reason = serializers.CharField()
+    transaction_group = serializers.IntegerField(
+        allow_null=True, help_text="AQ's transaction_group: the enqueuing transaction's group."
+    )
+    group_position = serializers.IntegerField(
+        allow_null=True, help_text="1-based place of the message in its transaction group."
+    )
+    last_in_group = serializers.BooleanField(
+        help_text="True on the last message of its transaction group (AQ's end of group)."
+    )
+    group_token = serializers.UUIDField(
+        allow_null=True, help_text="Owns the rest of the group: pass it to the next dequeue."
+    )
     cursor = serializers.SerializerMethodField()
 
     def get_cursor(self, obj: engine.DequeuedMessage) -> str:
