@@ -12,7 +12,7 @@ from django.core.validators import MinValueValidator
 
 from core.exceptions import DomainError
 from core.forms import JSONTextField
-from core.validators import is_ascii_id
+from core.validators import is_ascii_id, name_validator
 from queues import engine
 from queues.choices import DequeueMode, MessageKind, MessageState, Navigation, Privilege, Visibility
 from queues.models import Agent, Queue, QueueTable
@@ -39,6 +39,29 @@ class QueueTableCreateForm(forms.ModelForm):
             "comment",
         ]
         widgets = {"comment": forms.Textarea(attrs={"rows": 2})}
+
+
+class SetUpQueueForm(forms.Form):
+    """DBMS_STREAMS_ADM.SET_UP_QUEUE's parameters, with Oracle's defaults."""
+
+    queue_table = forms.CharField(
+        max_length=128,
+        initial="streams_queue_table",
+        validators=[name_validator],
+        help_text="Created if missing (ANY payload, multi-consumer, secure, transactional, "
+        "commit-time ordering); an existing table keeps its ordering.",
+    )
+    queue_name = forms.CharField(
+        max_length=128, initial="streams_queue", validators=[name_validator]
+    )
+    queue_user = forms.CharField(
+        max_length=150,
+        required=False,
+        help_text="User made a secure queue user: an agent of the same name, access, and ENQUEUE "
+        "and DEQUEUE privileges. Rerun with another user to add that user.",
+    )
+    storage_clause = forms.CharField(required=False, help_text="Accepted and ignored.")
+    comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
 
 class QueueTableEditForm(forms.ModelForm):

@@ -42,6 +42,7 @@ from queues.forms import (
     QueueTableCreateForm,
     QueueTableEditForm,
     ReplayForm,
+    SetUpQueueForm,
     SubscriberForm,
 )
 from queues.models import Agent, Queue, QueuePrivilege, QueueTable, Subscriber
@@ -70,6 +71,7 @@ class QueueListView(ObjectListView):
     filterset_class = QueueFilterSet
     selector = staticmethod(selectors.queue_list)
     add_url_name = "queues:queue_add"
+    extra_add = (("queues:set_up_queue", "Set up queue"),)
 
 
 class AgentListView(ObjectListView):
@@ -192,6 +194,19 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "rule_test_form": MessageRuleTestForm(),
             "commit_time_warning": queue.queue_table.sort_order == "priority,commit_time",
         },
+    )
+
+
+def set_up_queue(request: HttpRequest) -> HttpResponse:
+    """DBMS_STREAMS_ADM.SET_UP_QUEUE: the same service as the API's; on success, the queue."""
+    require(request, Capability.CONFIGURE)
+    form = SetUpQueueForm(request.POST or None)
+    return form_page(
+        request,
+        form,
+        lambda: services.set_up_queue(user=request.user, **form.cleaned_data),
+        title="Set up queue (DBMS_STREAMS_ADM.SET_UP_QUEUE)",
+        success=lambda done: redirect(done.queue),
     )
 
 

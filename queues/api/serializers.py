@@ -307,6 +307,39 @@ class DequeueResultSerializer(serializers.Serializer):
     cursor = serializers.CharField(allow_null=True)
 
 
+class SetUpQueueSerializer(serializers.Serializer):
+    """DBMS_STREAMS_ADM.SET_UP_QUEUE's parameters, with Oracle's defaults."""
+
+    queue_table = serializers.CharField(
+        default="streams_queue_table", max_length=128, validators=[name_validator]
+    )
+    storage_clause = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True, help_text="Accepted and ignored."
+    )
+    queue_name = serializers.CharField(
+        default="streams_queue", max_length=128, validators=[name_validator]
+    )
+    queue_user = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=150,
+        help_text="The user to configure as a secure queue user (agent, access, privileges).",
+    )
+    comment = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True, max_length=4000
+    )
+
+
+class SetUpQueueResultSerializer(serializers.Serializer):
+    queue_table = QueueTableSerializer()
+    queue = QueueSerializer()
+    agent = serializers.CharField(allow_null=True)
+    queue_table_created = serializers.BooleanField()
+    queue_created = serializers.BooleanField()
+    agent_created = serializers.BooleanField()
+
+
 class LeaseSerializer(serializers.Serializer):
     msgid = serializers.IntegerField()
     lock_token = serializers.UUIDField()
