@@ -274,6 +274,12 @@ class Message(models.Model):
                 name="aq_message_original",
                 condition=models.Q(original_queue__isnull=False),
             ),
+            # A transaction group's messages, for the grouped dequeue (queues/engine/grouping.py).
+            models.Index(
+                fields=["queue", "txn_group"],
+                name="aq_message_txn_group",
+                condition=models.Q(txn_group__isnull=False),
+            ),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -314,6 +320,32 @@ class MessageConsumer(models.Model):
 
     def __str__(self) -> str:
         return f"message {self.message_id} for subscriber {self.subscriber_id}"
+
+
+class MessageGroupLease(models.Model):
+    """Who owns a transaction group of a TRANSACTIONAL queue table: the consumer that took its
+    first message holds it (by ``owner_token``) until it has taken the last one or the lease runs
+    out, so a group is never split between consumers. Written only by queues/engine/grouping.py;
+    ``subscriber_id`` is 0 on single-consumer queues."""
+
+    queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="+", db_index=False)
+    subscriber_id = models.BigIntegerField(default=0)
+    txn_group = models.BigIntegerField()
+    owner_token = models.UUIDField()
+    leased_until = models.DateTimeField()
+    # Messages of the group handed out so far: the next one's 1-based place in the group.
+    handed = models.IntegerField(default=0)
+
+    class Meta:
+        db_table = "aq_message_group"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["queue", "subscriber_id", "txn_group"], name="aq_message_group_key"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"group {self.txn_group} of queue {self.queue_id}"
 
 
 class QueueStat(models.Model):

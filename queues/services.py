@@ -13,6 +13,7 @@ from typing import Any
 
 import psycopg
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from psycopg.conninfo import make_conninfo
 
@@ -25,8 +26,9 @@ from core.services import (
     delete_or_refuse,
     object_snapshot,
 )
+from core.validators import name_validator
 from queues import engine
-from queues.choices import Privilege, QueueKind, SortOrder, Visibility
+from queues.choices import MessageGrouping, Privilege, QueueKind, SortOrder, Visibility
 from queues.models import Agent, AgentUser, Queue, QueuePrivilege, QueueTable, Subscriber
 
 User = AbstractBaseUser | AnonymousUser | None
@@ -91,10 +93,17 @@ def queue_table_create(
     payload_schema: Any = None,
     comment: str = "",
     owner: AbstractBaseUser | None = None,
+    message_grouping: str = MessageGrouping.NONE,
 ) -> QueueTable:
     """Create a queue table and its default exception queue ``AQ$_<name>_E``. The sort order
-    defaults to ENQ_TIME, as DBMS_AQADM.CREATE_QUEUE_TABLE's ``sort_list`` does."""
+    defaults to ENQ_TIME, as DBMS_AQADM.CREATE_QUEUE_TABLE's ``sort_list`` does; message grouping
+    to NONE (TRANSACTIONAL: each enqueuing transaction's messages are one group)."""
     _require(user, Capability.CONFIGURE)
+    if message_grouping not in MessageGrouping.values:
+        raise DomainError(
+            f"Unknown message grouping {message_grouping!r}: use NONE or TRANSACTIONAL.",
+            field="message_grouping",
+        )
     payload_type = (payload_type or "ANY").strip()
     if payload_type.upper() != "ANY":
         if payload_schema is None:
@@ -115,6 +124,7 @@ def queue_table_create(
         payload_schema=payload_schema,
         comment=comment,
         owner=owner,
+        message_grouping=message_grouping,
     )
     qt.full_clean()
     qt.save()
@@ -146,6 +156,7 @@ def queue_table_update(*, user: User, queue_table: QueueTable, **changes: Any) -
     for key in sorted(fixed):
         if changes[key] != getattr(qt, key):
             raise DomainError(f"{key} is fixed when the queue table is created.", field=key)
+    # AQ has no ALTER for message_grouping either: the groups of stored messages would change.
     before = object_snapshot(qt)
     if "payload_schema" in changes and changes["payload_schema"] != qt.payload_schema:
         if not qt.is_typed:
@@ -516,6 +527,109 @@ def queue_privilege_revoke(*, user: User, grant: QueuePrivilege) -> None:
     )
 
 
+# --- DBMS_STREAMS_ADM.SET_UP_QUEUE ---------------------------------------------------------------
+
+
+@dataclass
+class SetUpQueueResult:
+    queue_table: QueueTable
+    queue: Queue
+    agent: Agent | None
+    queue_table_created: bool
+    queue_created: bool
+    agent_created: bool
+
+
+@transaction.atomic
+def set_up_queue(
+    *,
+    user: User,
+    queue_table: str = "streams_queue_table",
+    storage_clause: str | None = None,
+    queue_name: str = "streams_queue",
+    queue_user: str | None = None,
+    comment: str | None = None,
+) -> SetUpQueueResult:
+    """DBMS_STREAMS_ADM.SET_UP_QUEUE in one transaction, through the services above (so the change
+    log has each step and a refusal leaves nothing behind).
+
+    A missing ``queue_table`` is created as Streams does: ANY payload, multiple consumers, secure,
+    TRANSACTIONAL message grouping, commit-time ordering; an existing one keeps its ordering. The
+    queue is created (enabled) unless it exists in that table, in which case a rerun only
+    configures ``queue_user``: an agent named after the user is created, or reused if no other
+    user is associated with it (an agent of that name already used by another user is refused,
+    naming ``queue_user``); then ENABLE_DB_ACCESS and the ENQUEUE and DEQUEUE privileges.
+    ``storage_clause`` is accepted and ignored (PostgreSQL has no per-table storage clause here).
+    """
+    _require(user, Capability.CONFIGURE)
+    del storage_clause
+    db_user = None
+    if queue_user:
+        from django.contrib.auth import get_user_model
+
+        db_user = get_user_model().objects.filter(username__iexact=queue_user).first()
+        if db_user is None:
+            raise DomainError(f"User {queue_user!r} does not exist.", field="queue_user")
+        try:
+            name_validator(db_user.get_username())
+        except ValidationError as exc:
+            raise DomainError(
+                f"User name {db_user.get_username()!r} cannot name an AQ agent: "
+                + " ".join(exc.messages),
+                field="queue_user",
+            ) from exc
+
+    qt = QueueTable.objects.filter(name__iexact=queue_table).first()
+    qt_created = qt is None
+    if qt is None:
+        qt = queue_table_create(
+            user=user,
+            name=queue_table,
+            sort_order=SortOrder.COMMIT_TIME,
+            multiple_consumers=True,
+            secure=True,
+            payload_type="ANY",
+            message_grouping=MessageGrouping.TRANSACTIONAL,
+            comment=comment or "",
+        )
+    elif qt.payload_type.upper() != "ANY" or not qt.multiple_consumers:
+        raise DomainError(
+            f"Queue table {qt.name} is not an ANY-payload multi-consumer queue table, as Streams "
+            "queues need.",
+            field="queue_table",
+        )
+
+    queue = Queue.objects.filter(name__iexact=queue_name).first()
+    queue_created = queue is None
+    if queue is None:
+        queue = queue_create(user=user, name=queue_name, queue_table=qt, comment=comment or "")
+    elif queue.queue_table_id != qt.pk or queue.kind != QueueKind.NORMAL:
+        raise Conflict(
+            f"A queue named {queue.name} already exists in queue table {queue.queue_table.name}.",
+            field="queue_name",
+        )
+
+    agent, agent_created = None, False
+    if db_user is not None:
+        name = db_user.get_username()
+        agent = Agent.objects.filter(name__iexact=name).first()
+        if agent is None:
+            agent = agent_create(user=user, name=name.upper())
+            agent_created = True
+        else:
+            others = sorted(agent.users.exclude(pk=db_user.pk).values_list("username", flat=True))
+            if others:
+                raise Conflict(
+                    f"Agent {agent.name} is associated with {', '.join(others)}, not only with "
+                    f"{name}: SET_UP_QUEUE reuses an agent only when it is the queue user's alone.",
+                    field="queue_user",
+                )
+        agent_enable_db_access(user=user, agent=agent, db_user=db_user)
+        for privilege in (Privilege.ENQUEUE, Privilege.DEQUEUE):
+            queue_privilege_grant(user=user, queue=queue, grantee=db_user, privilege=privilege)
+    return SetUpQueueResult(qt, queue, agent, qt_created, queue_created, agent_created)
+
+
 def _check_secure(user: User, queue: Queue, privilege: str, agent_name: str | None) -> None:
     """Secure queue tables: the owner may do anything; anyone else must be a secure queue user
     (associated with an agent), hold the privilege on the queue, and act as one of its agents."""
@@ -590,6 +704,8 @@ class DequeueRequest:
     cursor: str | None = None
     lease_seconds: float = engine.DEFAULT_LEASE_S
     condition: str | None = None
+    # TRANSACTIONAL queue tables: the group this consumer owns (from the previous answer).
+    group_token: str | None = None
 
 
 def message_dequeue(
@@ -618,6 +734,7 @@ def message_dequeue(
             lease_seconds=request.lease_seconds,
             listener=listener,
             condition=request.condition or None,
+            group_token=request.group_token or None,
         )
 
 

@@ -42,6 +42,7 @@ from queues.forms import (
     QueueTableCreateForm,
     QueueTableEditForm,
     ReplayForm,
+    SetUpQueueForm,
     SubscriberForm,
 )
 from queues.models import Agent, Queue, QueuePrivilege, QueueTable, Subscriber
@@ -70,6 +71,7 @@ class QueueListView(ObjectListView):
     filterset_class = QueueFilterSet
     selector = staticmethod(selectors.queue_list)
     add_url_name = "queues:queue_add"
+    extra_add = (("queues:set_up_queue", "Set up queue"),)
 
 
 class AgentListView(ObjectListView):
@@ -168,7 +170,8 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
         filterset.qs if filterset.is_bound else filterset.queryset,
         # Why a message is there matters only in an exception queue; elsewhere the columns would
         # push the payload out of sight.
-        exclude=() if queue.is_exception else ("original_queue", "exception_reason", "replayed"),
+        exclude=(() if queue.is_exception else ("original_queue", "exception_reason", "replayed"))
+        + (() if queue.queue_table.message_grouping == "TRANSACTIONAL" else ("txn_group",)),
     )
     RequestConfig(
         request, paginate={"per_page": 20, "paginator_class": BoundedPaginator}
@@ -191,6 +194,19 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "rule_test_form": MessageRuleTestForm(),
             "commit_time_warning": queue.queue_table.sort_order == "priority,commit_time",
         },
+    )
+
+
+def set_up_queue(request: HttpRequest) -> HttpResponse:
+    """DBMS_STREAMS_ADM.SET_UP_QUEUE: the same service as the API's; on success, the queue."""
+    require(request, Capability.CONFIGURE)
+    form = SetUpQueueForm(request.POST or None)
+    return form_page(
+        request,
+        form,
+        lambda: services.set_up_queue(user=request.user, **form.cleaned_data),
+        title="Set up queue (DBMS_STREAMS_ADM.SET_UP_QUEUE)",
+        success=lambda done: redirect(done.queue),
     )
 
 
@@ -315,9 +331,19 @@ def queue_dequeue(request: HttpRequest, pk: int) -> HttpResponse:
             cursor = form.cursor_after(got[-1].position.token())
         elif form.cursor_dropped and not form.errors:
             cursor = ""  # made under another selection: forget it
-        if cursor is not None:
+        # TRANSACTIONAL queue tables: the next submit goes on with the group this page owns,
+        # until its last message (or an end-of-group answer) lets the group go.
+        group = got[-1] if got else None
+        token = (
+            str(group.group_token)
+            if group and group.group_token and not group.last_in_group
+            else ""
+        )
+        if cursor is not None or token != (request.POST.get("group_token") or ""):
             data = request.POST.copy()
-            data["cursor"] = cursor
+            if cursor is not None:
+                data["cursor"] = cursor
+            data["group_token"] = token
             form = DequeueForm(data, browse_only=not user_can(request.user, Capability.OPERATE))
     response = render(
         request,

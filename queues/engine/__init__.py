@@ -33,6 +33,9 @@ from queues.engine.failures import (  # noqa: F401
     fail_consumer_attempts,
     move_to_exception_queue,
 )
+from queues.engine.grouping import (  # noqa: F401
+    annotate as group_annotate,
+)
 from queues.engine.leases import (  # noqa: F401
     ack,
     release,
@@ -78,6 +81,7 @@ from queues.engine.types import (  # noqa: F401
     FIRST_MESSAGE,
     LOCKED,
     NEXT_MESSAGE,
+    NEXT_TRANSACTION,
     NORMAL_QUEUE,
     PERSISTENT,
     PROCESSED,
@@ -91,6 +95,7 @@ from queues.engine.types import (  # noqa: F401
     USER,
     WAITING,
     DequeuedMessage,
+    EndOfGroup,
     InvalidMessage,
     LeaseMismatch,
     NewMessage,

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 import psycopg
 
+from queues.engine import grouping
 from queues.engine.listen import Listener
 from queues.engine.rows import (
     _COLUMNS,
@@ -21,6 +23,7 @@ from queues.engine.types import (
     FIRST_MESSAGE,
     LOCKED,
     NEXT_MESSAGE,
+    NEXT_TRANSACTION,
     REMOVE,
     DequeuedMessage,
     InvalidMessage,
@@ -45,8 +48,13 @@ def dequeue(
     lease_seconds: float = DEFAULT_LEASE_S,
     listener: Listener | None = None,
     condition: str | None = None,
+    group_token: UUID | str | None = None,
 ) -> list[DequeuedMessage]:
     """Take up to ``batch`` messages in the queue table's order.
+
+    On TRANSACTIONAL queue tables a call hands out messages of one transaction group only, and
+    ``group_token`` (from the previous answer) continues the group this consumer owns;
+    NEXT_TRANSACTION skips the rest of it (see queues/engine/grouping.py).
 
     REMOVE consumes them, LOCKED leases them for ``lease_seconds`` (finish with :func:`ack` or
     :func:`release`), BROWSE only reads. NEXT_MESSAGE (the default, as in PL/SQL and OCI) continues
@@ -58,8 +66,17 @@ def dequeue(
     """
     if mode not in (REMOVE, LOCKED, BROWSE):
         raise InvalidMessage(f"Unknown dequeue mode {mode!r}.", field="mode")
-    if navigation not in (FIRST_MESSAGE, NEXT_MESSAGE):
+    if navigation not in (FIRST_MESSAGE, NEXT_MESSAGE, NEXT_TRANSACTION):
         raise InvalidMessage(f"Unknown navigation {navigation!r}.", field="navigation")
+    # --- message grouping (queues/engine/grouping.py) ---
+    token = grouping.parse_token(group_token)
+    if not queue.grouped and (navigation == NEXT_TRANSACTION or token is not None):
+        # ORA-25234: NEXT_TRANSACTION (and a group) needs a TRANSACTIONAL queue table.
+        raise InvalidMessage(
+            f"Queue {queue.name} is not in a queue table with transactional message grouping.",
+            field="navigation" if navigation == NEXT_TRANSACTION else "group_token",
+        )
+    # --- end message grouping ---
     if not 1 <= batch <= 10_000:
         raise InvalidMessage("Batch size must be between 1 and 10000.", field="batch")
     if wait < 0:
@@ -78,11 +95,38 @@ def dequeue(
             f"Queue {queue.name} is single-consumer: dequeue without a consumer name.",
             field="consumer_name",
         )
-    start_after = after if navigation == NEXT_MESSAGE else None
+    start_after = after if navigation != FIRST_MESSAGE else None
     if condition:
         rule_sql(condition, field="condition", prefix="dq_")
 
     def attempt() -> list[DequeuedMessage]:
+        if queue.grouped:
+            return grouping.dequeue_grouped(
+                conn,
+                queue,
+                mode=mode,
+                navigation=navigation,
+                sub_id=sub_id,
+                group_token=token,
+                lease_seconds=lease_seconds,
+                correlation=correlation,
+                msgid=msgid,
+                after=start_after,
+                condition=condition,
+                run=lambda group, one: _dequeue_once(
+                    conn,
+                    queue,
+                    mode=mode,
+                    sub_id=sub_id,
+                    correlation=correlation,
+                    msgid=one if one is not None else msgid,
+                    batch=batch,
+                    after=start_after if mode == BROWSE else None,
+                    lease_seconds=lease_seconds,
+                    condition=condition,
+                    txn_group=group,
+                ),
+            )
         return _dequeue_once(
             conn,
             queue,
@@ -128,8 +172,12 @@ def _dequeue_once(
     after: Position | None,
     lease_seconds: float,
     condition: str | None = None,
+    txn_group: int | None = None,
 ) -> list[DequeuedMessage]:
     where, params = _candidate_filter(queue, correlation=correlation, msgid=msgid, after=after)
+    if txn_group is not None:
+        where += " AND m.txn_group = %(grp)s"  # one transaction group (grouping.py)
+        params["grp"] = txn_group
     if condition:
         # AQ's deq_condition: only messages the rule condition is TRUE for (NULL is not TRUE).
         sql, cparams = rule_sql(condition, field="condition", prefix="dq_")

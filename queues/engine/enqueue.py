@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import psycopg
 
+from queues.engine.grouping import stamp_groups
 from queues.engine.topology import queue_info, rule_sql, subscriber_ids, subscriber_rules
 from queues.engine.types import (
     STAT_SHARDS,
@@ -158,6 +159,7 @@ def enqueue(
         # The queue was stopped or dropped between reading it and inserting.
         fresh = queue_info(conn, queue.id)
         raise QueueDisabled(f"Enqueue is disabled on queue {fresh.name}.", field="queue")
+    stamp_groups(conn, queue, ids)  # TRANSACTIONAL queue tables: this transaction's group
     if queue.multiple_consumers:
         ruled = [mid for mid, msg in zip(ids, messages, strict=True) if not msg.recipients]
         _apply_subscriber_rules(conn, queue, ids, ruled)

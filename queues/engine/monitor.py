@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import psycopg
 
 from queues.engine.failures import fail_attempts, fail_consumer_attempts, move_to_exception_queue
+from queues.engine.grouping import expire_leases
 from queues.engine.types import REASON_EXPIRED, channel_name
 
 
@@ -70,6 +71,7 @@ def monitor_run(conn: psycopg.Connection, *, limit: int = 10_000) -> MonitorRepo
         ).fetchall()
     }
 
+    expire_leases(conn, limit=limit)  # message groups whose owner went away
     report.removed = conn.execute(
         """
         WITH c AS (SELECT m.id FROM aq_message m JOIN queues_queue q ON q.id = m.queue_id

@@ -13,7 +13,8 @@ from queues.engine.types import InvalidMessage, QueueInfo, QueueNotFound
 _QUEUE_INFO_SQL = """
 SELECT q.id, q.name, qt.id, qt.name, qt.sort_order, qt.multiple_consumers, q.kind,
        q.exception_queue_id, q.max_retries, q.retry_delay, q.retention_time,
-       q.enqueue_enabled, q.dequeue_enabled, qt.payload_type, qt.payload_schema
+       q.enqueue_enabled, q.dequeue_enabled, qt.payload_type, qt.payload_schema,
+       qt.message_grouping
 FROM queues_queue q JOIN queues_queuetable qt ON qt.id = q.queue_table_id
 """
 
@@ -24,9 +25,9 @@ def queue_info(conn: psycopg.Connection, queue: int | str) -> QueueInfo:
     row = conn.execute(_QUEUE_INFO_SQL + " WHERE " + where, (queue,)).fetchone()
     if row is None:
         raise QueueNotFound(f"Queue {queue!r} does not exist.", field="queue")
-    *head, schema = row
+    *head, schema, grouping = row
     # Django's connection loads jsonb as text; a plain psycopg connection parses it.
-    return QueueInfo(*head, json.loads(schema) if isinstance(schema, str) else schema)
+    return QueueInfo(*head, json.loads(schema) if isinstance(schema, str) else schema, grouping)
 
 
 def subscriber_ids(conn: psycopg.Connection, queue: QueueInfo) -> dict[str, int]:

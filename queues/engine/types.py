@@ -15,6 +15,8 @@ READY, WAITING, PROCESSED, EXPIRED = "READY", "WAITING", "PROCESSED", "EXPIRED"
 NORMAL_QUEUE, EXCEPTION_QUEUE = "NORMAL_QUEUE", "EXCEPTION_QUEUE"
 REMOVE, LOCKED, BROWSE = "REMOVE", "LOCKED", "BROWSE"
 FIRST_MESSAGE, NEXT_MESSAGE = "FIRST_MESSAGE", "NEXT_MESSAGE"
+# Only on TRANSACTIONAL queue tables: skip the rest of the current group (DBMS_AQ.NEXT_TRANSACTION).
+NEXT_TRANSACTION = "NEXT_TRANSACTION"
 USER, ROW_LCR, DDL_LCR = "USER", "ROW_LCR", "DDL_LCR"
 PERSISTENT, BUFFERED = "PERSISTENT", "BUFFERED"
 TRANSACTIONAL = "TRANSACTIONAL"
@@ -44,6 +46,13 @@ class LeaseMismatch(Conflict):
     code = "lease_mismatch"
 
 
+class EndOfGroup(Conflict):
+    """ORA-25235: every message of the current transaction group was fetched; continue with
+    NEXT_TRANSACTION (or FIRST_MESSAGE)."""
+
+    code = "end_of_group"
+
+
 @dataclass(frozen=True)
 class QueueInfo:
     """What the engine needs to know about a queue; read once per call with :func:`queue_info`."""
@@ -63,6 +72,12 @@ class QueueInfo:
     dequeue_enabled: bool
     payload_type: str
     payload_schema: Any
+    message_grouping: str = "NONE"
+
+    @property
+    def grouped(self) -> bool:
+        """A TRANSACTIONAL queue table: one enqueuing transaction's messages are one group."""
+        return self.message_grouping == TRANSACTIONAL and not self.is_exception
 
     @property
     def is_exception(self) -> bool:
@@ -136,6 +151,12 @@ class DequeuedMessage:
     lock_token: UUID | None = None
     original_queue_id: int | None = None
     exception_reason: str = ""
+    # TRANSACTIONAL queue tables only (queues/engine/grouping.py): AQ's ``transaction_group``, the
+    # message's 1-based place in it, whether it ends the group, and the token that owns the group.
+    transaction_group: int | None = None
+    group_position: int | None = None
+    last_in_group: bool = False
+    group_token: UUID | None = None
 
     @property
     def payload_pretty(self) -> str:
