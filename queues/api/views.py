@@ -92,7 +92,9 @@ class QueueViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         ser.is_valid(raise_exception=True)
         done = services.set_up_queue(user=request.user, **ser.validated_data)
         body = {
-            "queue_table": s.QueueTableSerializer(done.queue_table).data,
+            "queue_table": s.QueueTableSerializer(
+                selectors.queue_table_list().get(pk=done.queue_table.pk)
+            ).data,
             "queue": s.QueueSerializer(selectors.queue_list().get(pk=done.queue.pk)).data,
             "agent": done.agent.name if done.agent else None,
             "queue_table_created": done.queue_table_created,
