@@ -89,7 +89,7 @@ def test_set_up_queue_through_the_api_then_again_for_another_user(admin_api, ope
     assert body["queue_table"]["sort_order"] == "commit_time"
     assert body["queue_table"]["message_grouping"] == "TRANSACTIONAL"
     # The same shape as GET /api/queue-tables/{id}/ (the schema's QueueTable).
-    assert body["queue_table"]["queue_count"] == 1
+    assert body["queue_table"]["queue_count"] == 2  # STRM_Q and the default exception queue
     assert (body["agent"], body["queue_created"], body["agent_created"]) == ("HR", True, True)
     assert again.status_code == 201 and again.json()["queue_created"] is False
     assert again.json()["agent"] == "OSCAR"
