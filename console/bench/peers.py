@@ -45,6 +45,8 @@ PGMQ_WORKLOADS = {
     "dequeue_batch100": "pgmq.read(vt 30, 100) + pgmq.delete(ids), one transaction",
     "dequeue_4_consumers": "pgmq.pop by 4 processes",
 }
+# Engine keys with a PgQ figure to compare (PgQ has no single or concurrent dequeue).
+PGQ_COMPARED = ("enqueue_single_per_txn", "enqueue_batch100")
 PGQ_WORKLOADS = {
     "enqueue_single_per_txn": "pgq.insert_event + commit",
     "enqueue_batch100": "100 x pgq.insert_event + commit",
@@ -101,6 +103,15 @@ def check_installed(conninfo: str) -> dict[str, Any]:
             + f". Install them with: {INSTALL}"
         )
     return found
+
+
+def add_ratios(out: dict[str, Any]) -> None:
+    """``ratio_pgmq_<key>`` and ``ratio_pgq_<key>``: the engine's figure over the peer's."""
+    for peer, keys in (("pgmq", PGMQ_WORKLOADS), ("pgq", PGQ_COMPARED)):
+        for key in keys:
+            theirs = out.get(f"{peer}_{key}")
+            if key in out and theirs:
+                out[f"ratio_{peer}_{key}"] = round(out[key] / theirs, 3)
 
 
 def _first_line(exc: Exception) -> str:

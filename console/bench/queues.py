@@ -24,7 +24,6 @@ import inspect
 import os
 import platform
 import secrets
-import statistics
 import sys
 import time
 from dataclasses import dataclass, field
@@ -35,7 +34,15 @@ import psycopg
 from console.bench import targets
 from console.bench.baseline import PlainTables
 from console.bench.consumers import Take, run_consumers
-from console.bench.peers import PGMQ_WORKLOADS, PGQ_WORKLOADS, Pgmq, Pgq, check_installed
+from console.bench.peers import (
+    PGMQ_WORKLOADS,
+    PGQ_WORKLOADS,
+    Pgmq,
+    Pgq,
+    add_ratios,
+    check_installed,
+)
+from console.bench.repeats import combine, monitor_settle, spread
 from console.bench.workload import (
     BATCH,
     CONSUMERS,
@@ -58,8 +65,6 @@ BUFFERED_KEYS = ("enqueue_single_buffered", "dequeue_single_buffered")
 HISTORY_BATCH = 1_000
 # The queue monitor's default settling time after --history: the issue's "a minute".
 SETTLE_S = 60.0
-# Engine keys with a PgQ figure to compare (PgQ has no single or concurrent dequeue).
-PGQ_COMPARED = ("enqueue_single_per_txn", "enqueue_batch100")
 
 
 def buffered_supported() -> bool:
@@ -470,53 +475,7 @@ def engine_concurrent(suite: Suite, conn: psycopg.Connection, log: Log) -> dict[
     return out
 
 
-def add_ratios(out: dict[str, Any]) -> None:
-    """``ratio_pgmq_<key>`` and ``ratio_pgq_<key>``: the engine's figure over the peer's."""
-    for peer, keys in (("pgmq", PGMQ_WORKLOADS), ("pgq", PGQ_COMPARED)):
-        for key in keys:
-            theirs = out.get(f"{peer}_{key}")
-            if key in out and theirs:
-                out[f"ratio_{peer}_{key}"] = round(out[key] / theirs, 3)
-
-
 # --- repeats and history -------------------------------------------------------------------------
-
-
-def _figures(run: dict[str, Any]) -> list[str]:
-    return [k for k in run if f"{k}_n" in run]
-
-
-def combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """One result from the runs: each figure (and its seconds) the median over the runs, its
-    ratios recomputed from those medians; the 4-consumer counts those of the worst run; other
-    context from the last run."""
-    if len(runs) == 1:
-        return dict(runs[0])
-    out = dict(runs[-1])
-    for key in _figures(runs[0]):
-        out[key] = round(statistics.median(r[key] for r in runs), 1)
-        out[f"{key}_s"] = round(statistics.median(r[f"{key}_s"] for r in runs), 3)
-    out["dequeue_4_consumers_total"] = min(r["dequeue_4_consumers_total"] for r in runs)
-    out["dequeue_4_consumers_duplicates"] = max(r["dequeue_4_consumers_duplicates"] for r in runs)
-    out["dequeue_4_consumers_left"] = max(r["dequeue_4_consumers_left"] for r in runs)
-    for key in [k for k in out if k.startswith("ratio_")]:
-        del out[key]
-    add_ratios(out)
-    return out
-
-
-def spread(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per figure: lowest, highest, and (highest - lowest) / median in percent."""
-    out = {}
-    for key in _figures(runs[0]):
-        values = [r[key] for r in runs]
-        median = statistics.median(values)
-        out[key] = {
-            "min": min(values),
-            "max": max(values),
-            "spread_pct": round(100 * (max(values) - min(values)) / median, 1) if median else None,
-        }
-    return out
 
 
 def load_history(suite: Suite, total: int, log: Log) -> dict[str, Any]:
@@ -547,24 +506,6 @@ def load_history(suite: Suite, total: int, log: Log) -> dict[str, Any]:
     seconds = round(time.perf_counter() - start, 1)
     log(f"  history {done:,} messages in {seconds} s")
     return {"messages": done, "seconds": seconds, "loaded_before_run": 2}
-
-
-def monitor_settle(seconds: float, log: Log) -> dict[str, Any]:
-    """Run the queue monitor as beat would (every ``AQ_MONITOR_INTERVAL_S``) for ``seconds``,
-    so its housekeeping has happened before the next run."""
-    from django.conf import settings
-
-    from queues import services
-
-    log(f"queue monitor: {seconds:g} s of housekeeping")
-    interval = float(getattr(settings, "AQ_MONITOR_INTERVAL_S", 1.0))
-    passes = 0
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        services.queue_monitor_run()
-        passes += 1
-        time.sleep(max(0.0, min(interval, end - time.monotonic())))
-    return {"seconds": seconds, "monitor_passes": passes}
 
 
 def _drop(services: Any, qt: Any) -> None:

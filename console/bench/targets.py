@@ -172,11 +172,17 @@ def _history(result: dict[str, Any], runs: list[dict[str, Any]] | None) -> dict[
     for key in keys:
         later = [r[key] for r in runs[1:]]
         worst = min(later)
+        compared: dict[str, Any] = {"first_run": first[key], "later_runs": later}
+        # PGMQ never carries history here (its queues are new each run): its own change between
+        # runs is the machine's drift, to read the engine's change against.
+        if all(f"pgmq_{key}" in r for r in runs):
+            compared["pgmq_first_run"] = first[f"pgmq_{key}"]
+            compared["pgmq_later_runs"] = [r[f"pgmq_{key}"] for r in runs[1:]]
         out[f"{key}_history"] = _verdict(
             f"{key}: every later run within {HISTORY_TOLERANCE:.0%} below the first (fresh) run",
             worst,
             (1 - HISTORY_TOLERANCE) * first[key],
-            {"first_run": first[key], "later_runs": later},
+            compared,
             worst_ratio=round(worst / first[key], 3) if first[key] else None,
         )
     return out
