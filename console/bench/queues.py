@@ -1,6 +1,6 @@
 """The ``queues`` suite of bench/WORKLOADS.md: the queue engine's own Python API, one psycopg
 connection per client, on single-consumer enq_time-ordered queues of one queue table created under
-a random ``BENCH_<hex>`` prefix and dropped afterwards (drained + delete), even when a workload
+a random ``BENCH_<hex>`` prefix and dropped afterwards (purge + delete), even when a workload
 fails.
 
 Each pair of workloads has a queue of its own: ``enqueue_single_per_txn`` (5,000) then
@@ -26,6 +26,7 @@ import platform
 import secrets
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,7 +60,6 @@ from queues import engine
 
 __all__ = ["FULL_SIZES", "PAYLOAD", "PAYLOAD_JSON", "BenchError", "run", "sizes_for"]
 
-KEYS = tuple(FULL_SIZES)
 BUFFERED_KEYS = ("enqueue_single_buffered", "dequeue_single_buffered")
 # Messages per enqueue and per dequeue while --history loads consumed messages (not timed).
 HISTORY_BATCH = 1_000
@@ -351,14 +351,23 @@ def run_once(suite: Suite, k: int, log: Log) -> dict[str, Any]:
     """Every workload once, each side right after the engine's, on the suite's (empty) queues."""
     sizes, out = suite.sizes, {}
     prefix = f"{suite.prefix}_R{k}"
-    plain = PlainTables(suite.conninfo, prefix) if suite.baseline else None
-    pgmq = Pgmq(suite.conninfo, prefix) if suite.peers else None
-    pgq = Pgq(suite.conninfo, prefix) if suite.peers else None
 
     def rec(key: str, timing: Timing) -> None:
         record(out, key, timing, log)
 
-    try:
+    # Every side's tables and queues go at the end, each even if another's cleanup fails.
+    with ExitStack() as cleanup:
+        plain: PlainTables | None = None
+        pgmq: Pgmq | None = None
+        pgq: Pgq | None = None
+        if suite.baseline:
+            plain = PlainTables(suite.conninfo, prefix)
+            cleanup.callback(plain.drop)
+        if suite.peers:
+            pgmq = Pgmq(suite.conninfo, prefix)
+            cleanup.callback(pgmq.close)
+            pgq = Pgq(suite.conninfo, prefix)
+            cleanup.callback(pgq.close)
         with psycopg.connect(suite.conninfo) as conn:
             info = suite.info(conn, "single")
             n = sizes["enqueue_single_per_txn"]
@@ -427,12 +436,6 @@ def run_once(suite: Suite, k: int, log: Log) -> dict[str, Any]:
                     "baseline_unlogged_insert_single_per_txn", plain.insert_single(n, unlogged=True)
                 )
                 rec("baseline_unlogged_delete_single", plain.delete_single(n, unlogged=True))
-    finally:
-        for side in (pgmq, pgq):
-            if side:
-                side.close()
-        if plain:
-            plain.drop()
     add_ratios(out)
     return out
 
