@@ -23,6 +23,8 @@ engine's queue states, so each pair of figures is the same work:
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -118,8 +120,13 @@ def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
-def _peer_failed(name: str, exc: psycopg.Error) -> BenchError:
-    return BenchError(f"{name} failed: {_first_line(exc)}")
+@contextmanager
+def _failing_as(name: str) -> Iterator[None]:
+    """A peer's SQL error ends the run with the peer's own reason; no figure is given."""
+    try:
+        yield
+    except psycopg.Error as exc:
+        raise BenchError(f"{name} failed: {_first_line(exc)}") from exc
 
 
 # --- PGMQ ----------------------------------------------------------------------------------------
@@ -164,38 +171,32 @@ class Pgmq:
             self.conn.execute("SELECT pgmq.send_batch(%s, %s::jsonb[])", (queue, msgs))
 
     def enqueue_single(self, n: int) -> Timing:
-        try:
+        with _failing_as("PGMQ enqueue_single_per_txn"):
             queue = self._fresh("single")
             start = time.perf_counter()
             for _ in range(n):
                 self.conn.execute("SELECT pgmq.send(%s, %s::jsonb)", (queue, PAYLOAD_JSON))
             return Timing(n, time.perf_counter() - start)
-        except psycopg.Error as exc:
-            raise _peer_failed("PGMQ enqueue_single_per_txn", exc) from exc
 
     def dequeue_single(self, n: int) -> Timing:
         queue = f"{self.prefix}_single"
-        try:
+        with _failing_as("PGMQ dequeue_single"):
             start = time.perf_counter()
             for i in range(n):
                 if not self.conn.execute("SELECT msg_id FROM pgmq.pop(%s)", (queue,)).fetchall():
                     raise BenchError(f"PGMQ's queue was empty after {i} of {n} pops.")
             return Timing(n, time.perf_counter() - start)
-        except psycopg.Error as exc:
-            raise _peer_failed("PGMQ dequeue_single", exc) from exc
 
     def enqueue_batches(self, n: int) -> Timing:
-        try:
+        with _failing_as("PGMQ enqueue_batch100"):
             queue = self._fresh("batch")
             start = time.perf_counter()
             self._send_batches(queue, n)
             return Timing(n, time.perf_counter() - start)
-        except psycopg.Error as exc:
-            raise _peer_failed("PGMQ enqueue_batch100", exc) from exc
 
     def dequeue_batches(self, n: int) -> Timing:
         queue = f"{self.prefix}_batch"
-        try:
+        with _failing_as("PGMQ dequeue_batch100"):
             start = time.perf_counter()
             for i in range(n // BATCH):
                 with self.conn.transaction():
@@ -209,19 +210,15 @@ class Pgmq:
                 if len(ids) != BATCH:
                     raise BenchError(f"PGMQ's read {i} returned {len(ids)} messages.")
             return Timing(n, time.perf_counter() - start)
-        except psycopg.Error as exc:
-            raise _peer_failed("PGMQ dequeue_batch100", exc) from exc
 
     def dequeue_concurrent(self, n: int) -> ConcurrentRun:
-        try:
+        with _failing_as("PGMQ dequeue_4_consumers"):
             queue = self._fresh("concurrent")
             self._send_batches(queue, n)
             run = run_consumers(pgmq_consumer, self.conninfo, queue, n)
             row = self.conn.execute(
                 "SELECT queue_length FROM pgmq.metrics(%s)", (queue,)
             ).fetchone()
-        except psycopg.Error as exc:
-            raise _peer_failed("PGMQ dequeue_4_consumers", exc) from exc
         check_exact("PGMQ dequeue_4_consumers", run, n, int(row[0]) if row else 0)
         return run
 
@@ -256,18 +253,16 @@ class Pgq:
             self.conn.close()
 
     def enqueue_single(self, n: int) -> Timing:
-        try:
+        with _failing_as("PgQ enqueue_single_per_txn"):
             queue = self._fresh("single")
             start = time.perf_counter()
             for _ in range(n):
                 self.conn.execute("SELECT pgq.insert_event(%s, 'm', %s)", (queue, PAYLOAD_JSON))
                 self.conn.commit()
             return Timing(n, time.perf_counter() - start)
-        except psycopg.Error as exc:
-            raise _peer_failed("PgQ enqueue_single_per_txn", exc) from exc
 
     def enqueue_batches(self, n: int) -> Timing:
-        try:
+        with _failing_as("PgQ enqueue_batch100"):
             queue = self._fresh("batch")
             start = time.perf_counter()
             for _ in range(n // BATCH):
@@ -277,13 +272,11 @@ class Pgq:
                     )
                 self.conn.commit()
             return Timing(n, time.perf_counter() - start)
-        except psycopg.Error as exc:
-            raise _peer_failed("PgQ enqueue_batch100", exc) from exc
 
     def read_batches(self, n: int) -> Timing:
         """Read the ``n`` events of the batch queue as PgQ's consumers do, tick by tick."""
         queue = f"{self.prefix}_batch"
-        try:
+        with _failing_as("PgQ dequeue_batch_read"):
             got = 0
             start = time.perf_counter()
             while got < n:
@@ -306,5 +299,3 @@ class Pgq:
             if got != n:
                 raise BenchError(f"PgQ's batches held {got} events, not the {n} inserted.")
             return Timing(n, time.perf_counter() - start)
-        except psycopg.Error as exc:
-            raise _peer_failed("PgQ dequeue_batch_read", exc) from exc
