@@ -202,9 +202,23 @@ class DequeueForm(forms.Form):
         initial=0, min_value=0, max_value=60, help_text="Seconds to wait for a message, at most 60."
     )
 
-    def __init__(self, *args: Any, browse_only: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, browse_only: bool = False, grouped: bool = False, **kwargs: Any
+    ) -> None:
         kwargs.setdefault("auto_id", "deq_%s")  # see EnqueueForm
         super().__init__(*args, **kwargs)
+        navigation = self.fields["navigation"]
+        if grouped:
+            navigation.help_text = (
+                str(navigation.help_text) + " Next transaction: leave the rest of the group this "
+                "page holds in the queue and take the next group."
+            )
+        else:
+            # Only a TRANSACTIONAL queue table has groups to skip: elsewhere the choice could only
+            # be refused (ORA-25234). As for BROWSE below, the field still accepts it.
+            navigation.widget.choices = [
+                c for c in Navigation.choices if c[0] != Navigation.NEXT_TRANSACTION
+            ]
         if browse_only:
             # A role that may only look is offered only BROWSE; the field still accepts the
             # other modes, so that asking for one is refused by the service (403), not the form.

@@ -22,6 +22,7 @@ from core.generic import (
 )
 from core.roles import user_can
 from queues import engine, selectors, services
+from queues.choices import MessageGrouping
 from queues.filtersets import (
     AgentFilterSet,
     MessageFilterSet,
@@ -187,7 +188,10 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "filter": filterset,
             "subscribers": queue.subscribers.all(),
             "enqueue_form": EnqueueForm(),
-            "dequeue_form": DequeueForm(browse_only=not user_can(request.user, Capability.OPERATE)),
+            "dequeue_form": DequeueForm(
+                browse_only=not user_can(request.user, Capability.OPERATE),
+                grouped=queue.queue_table.message_grouping == MessageGrouping.TRANSACTIONAL,
+            ),
             "purge_form": PurgeForm(queue=queue),
             "replay_form": ReplayForm(),
             "subscriber_form": SubscriberForm(),
@@ -206,8 +210,32 @@ def set_up_queue(request: HttpRequest) -> HttpResponse:
         form,
         lambda: services.set_up_queue(user=request.user, **form.cleaned_data),
         title="Set up queue (DBMS_STREAMS_ADM.SET_UP_QUEUE)",
-        success=lambda done: redirect(done.queue),
+        success=lambda done: _set_up_done(request, done, form.cleaned_data["queue_user"]),
+        context={"submit_label": "Set up"},
     )
+
+
+def _set_up_done(
+    request: HttpRequest, done: services.SetUpQueueResult, queue_user: str
+) -> HttpResponse:
+    """Land on the queue and say what the call did: a rerun changes only the queue user's part,
+    which the queue page itself does not show."""
+
+    def made(created: bool) -> str:
+        return "created" if created else "already existed"
+
+    said = [
+        f"Queue table {done.queue_table.name} {made(done.queue_table_created)}",
+        f"queue {done.queue.name} {made(done.queue_created)}",
+    ]
+    if done.agent is not None:
+        said.append(
+            f"{queue_user} is a secure queue user as agent {done.agent.name} "
+            f"({'new' if done.agent_created else 'existing'}) with ENQUEUE and DEQUEUE on "
+            f"{done.queue.name}"
+        )
+    messages.success(request, "; ".join(said) + ".")
+    return redirect(done.queue)
 
 
 def queue_add(request: HttpRequest) -> HttpResponse:
@@ -306,9 +334,9 @@ def queue_enqueue(request: HttpRequest, pk: int) -> HttpResponse:
 def queue_dequeue(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.VIEW)
     queue = get_object_or_404(Queue, pk=pk)
-    form = DequeueForm(
-        request.POST or None, browse_only=not user_can(request.user, Capability.OPERATE)
-    )
+    browse_only = not user_can(request.user, Capability.OPERATE)
+    grouped = queue.queue_table.message_grouping == MessageGrouping.TRANSACTIONAL
+    form = DequeueForm(request.POST or None, browse_only=browse_only, grouped=grouped)
     got = None
     mode = None
     restarted = exhausted = False
@@ -331,20 +359,19 @@ def queue_dequeue(request: HttpRequest, pk: int) -> HttpResponse:
             cursor = form.cursor_after(got[-1].position.token())
         elif form.cursor_dropped and not form.errors:
             cursor = ""  # made under another selection: forget it
-        # TRANSACTIONAL queue tables: the next submit goes on with the group this page owns,
-        # until its last message (or an end-of-group answer) lets the group go.
-        group = got[-1] if got else None
-        token = (
-            str(group.group_token)
-            if group and group.group_token and not group.last_in_group
-            else ""
-        )
-        if cursor is not None or token != (request.POST.get("group_token") or ""):
+        # TRANSACTIONAL queue tables: the page keeps the token of the group it took last, also
+        # past the group's end, so that Next message then says end of group (ORA-25235) as AQ
+        # does and Next transaction moves on. An answer without a token (BROWSE, nothing found)
+        # keeps the one it has: forgetting it would strand the rest of a half-taken group under
+        # a lease nobody holds.
+        posted = request.POST.get("group_token") or ""
+        token = str(got[-1].group_token) if got and got[-1].group_token else posted
+        if cursor is not None or token != posted:
             data = request.POST.copy()
             if cursor is not None:
                 data["cursor"] = cursor
             data["group_token"] = token
-            form = DequeueForm(data, browse_only=not user_can(request.user, Capability.OPERATE))
+            form = DequeueForm(data, browse_only=browse_only, grouped=grouped)
     response = render(
         request,
         "queues/_dequeue.html",

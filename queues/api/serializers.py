@@ -290,6 +290,11 @@ class DequeuedMessageSerializer(serializers.Serializer):
     group_position = serializers.IntegerField(
         allow_null=True, help_text="1-based place of the message in its transaction group."
     )
+    group_size = serializers.IntegerField(
+        allow_null=True,
+        help_text="How many messages its transaction group has, as this consumer gets them "
+        "(handed out before plus this answer's plus those left).",
+    )
     last_in_group = serializers.BooleanField(
         help_text="True on the last message of its transaction group (AQ's end of group)."
     )

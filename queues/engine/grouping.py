@@ -21,8 +21,9 @@ the queue, as AQ skips them) and claims the next one.
 
 Multi-consumer queue tables: each subscriber's copies form their own groups and leases, so every
 subscriber gets whole groups. Messages that arrive without a group (moved in by a propagation) are
-groups of one. BROWSE takes no lease and shows each message's group, its place in the group (among
-the group's messages still stored) and whether it is the group's last.
+groups of one. BROWSE takes no lease and shows each message's group, its place in the group and
+the group's size (among the group's messages still stored) and whether it is the group's last.
+Dequeue's place and size count what this consumer was handed of the group and what is left of it.
 """
 
 from __future__ import annotations
@@ -137,7 +138,10 @@ def dequeue_grouped(
         if group is None:
             got = run(None, head)
             if got:
-                return [dataclasses.replace(m, group_position=1, last_in_group=True) for m in got]
+                return [
+                    dataclasses.replace(m, group_position=1, group_size=1, last_in_group=True)
+                    for m in got
+                ]
             continue
         if not _lock(conn, queue, sub, group, wait=False):
             continue
@@ -292,6 +296,7 @@ def _finish(
             m,
             transaction_group=group,
             group_position=handed + i + 1,
+            group_size=handed + len(got) + left,
             last_in_group=(i == last and not left),
             group_token=token,
         )
@@ -302,8 +307,8 @@ def _finish(
 def annotate(
     conn: psycopg.Connection, queue: QueueInfo, messages: list[DequeuedMessage]
 ) -> list[DequeuedMessage]:
-    """Browse: each message's group, its place among the group's stored messages and whether it
-    is the group's last."""
+    """Browse: each message's group, its place among the group's stored messages, how many those
+    are and whether it is the group's last."""
     if not messages:
         return messages
     rows = conn.execute(
@@ -314,7 +319,9 @@ def annotate(
                 AND (p.sort_pri, p.commit_seq, p.id) <= (m.sort_pri, m.commit_seq, m.id)),
                NOT EXISTS (SELECT 1 FROM aq_message p WHERE p.queue_id = m.queue_id
                 AND p.txn_group = m.txn_group
-                AND (p.sort_pri, p.commit_seq, p.id) > (m.sort_pri, m.commit_seq, m.id))
+                AND (p.sort_pri, p.commit_seq, p.id) > (m.sort_pri, m.commit_seq, m.id)),
+               (SELECT count(*) FROM aq_message p WHERE p.queue_id = m.queue_id
+                AND p.txn_group = m.txn_group)
         FROM aq_message m WHERE m.id = ANY(%s)
         """,
         ([m.id for m in messages],),
@@ -322,11 +329,13 @@ def annotate(
     by_id: dict[int, tuple[Any, ...]] = {r[0]: r for r in rows}
     out = []
     for m in messages:
-        _, group, pos, last = by_id.get(m.id, (m.id, None, None, False))
+        _, group, pos, last, size = by_id.get(m.id, (m.id, None, None, False, None))
         if group is None:
-            pos, last = 1, True
+            pos, last, size = 1, True, 1
         out.append(
-            dataclasses.replace(m, transaction_group=group, group_position=pos, last_in_group=last)
+            dataclasses.replace(
+                m, transaction_group=group, group_position=pos, group_size=size, last_in_group=last
+            )
         )
     return out
 

@@ -152,9 +152,11 @@ class DequeuedMessage:
     original_queue_id: int | None = None
     exception_reason: str = ""
     # TRANSACTIONAL queue tables only (queues/engine/grouping.py): AQ's ``transaction_group``, the
-    # message's 1-based place in it, whether it ends the group, and the token that owns the group.
+    # message's 1-based place in it and how many messages it has (as this consumer gets them),
+    # whether it ends the group, and the token that owns the group.
     transaction_group: int | None = None
     group_position: int | None = None
+    group_size: int | None = None
     last_in_group: bool = False
     group_token: UUID | None = None
 

@@ -49,9 +49,10 @@ def test_dequeue_hands_out_a_group_with_its_token_and_end_of_group(admin_api):
     end = admin_api.post("/api/queues/TXQ/dequeue/", {"group_token": token})
     nxt = admin_api.post("/api/queues/TXQ/dequeue/", {"navigation": "NEXT_TRANSACTION"}).json()
 
-    assert (first["payload"], first["group_position"], first["last_in_group"]) == (1, 1, False)
+    place = ("payload", "group_position", "group_size", "last_in_group")
+    assert tuple(first[k] for k in place) == (1, 1, 2, False)
     m = second["messages"][0]
-    assert (m["payload"], m["group_position"], m["last_in_group"]) == (2, 2, True)
+    assert tuple(m[k] for k in place) == (2, 2, 2, True)
     assert m["transaction_group"] == first["transaction_group"]
     assert end.status_code == 409 and "group_token" in end.json(), end.json()
     assert [x["payload"] for x in nxt["messages"]] == [3]

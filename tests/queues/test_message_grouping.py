@@ -117,7 +117,10 @@ def test_next_transaction_skips_the_rest_of_the_current_group(admin_user):
         # The skipped messages stay in the queue, as AQ leaves them, and form the rest of group a.
         left = browse(conn, queue)
         conn.rollback()
-        assert [(m.payload, m.group_position) for m in left] == [("a2", 1), ("a3", 2)]
+        assert [(m.payload, m.group_position, m.group_size) for m in left] == [
+            ("a2", 1, 2),
+            ("a3", 2, 2),
+        ]
         again = dq(conn, queue, batch=10)
         assert [m.payload for m in again] == ["a2", "a3"]
 
@@ -133,7 +136,11 @@ def test_a_group_whose_owner_went_away_goes_whole_to_the_next_consumer_after_the
         assert dq(bob, queue) == []
         time.sleep(0.5)
         b = dq(bob, queue, batch=10)
-        assert [(m.payload, m.group_position) for m in b] == [("a2", 2), ("a3", 3)]
+        # The new owner's places and group size go on from what the first owner was handed.
+        assert [(m.payload, m.group_position, m.group_size) for m in b] == [
+            ("a2", 2, 3),
+            ("a3", 3, 3),
+        ]
         assert b[-1].last_in_group
         with pytest.raises(engine.EndOfGroup):
             dq(alice, queue, group_token=a[0].group_token)
@@ -146,12 +153,12 @@ def test_browse_shows_each_messages_group_and_place(admin_user):
     enqueue_group(queue, "b1", "b2", "b3")
     with raw() as conn:
         seen = browse(conn, queue)
-    assert [(m.payload, m.group_position, m.last_in_group) for m in seen] == [
-        ("a1", 1, False),
-        ("a2", 2, True),
-        ("b1", 1, False),
-        ("b2", 2, False),
-        ("b3", 3, True),
+    assert [(m.payload, m.group_position, m.group_size, m.last_in_group) for m in seen] == [
+        ("a1", 1, 2, False),
+        ("a2", 2, 2, True),
+        ("b1", 1, 3, False),
+        ("b2", 2, 3, False),
+        ("b3", 3, 3, True),
     ]
     assert seen[0].transaction_group == seen[1].transaction_group != seen[2].transaction_group
 
