@@ -118,6 +118,7 @@ def queue_table_create(
     )
     qt.full_clean()
     qt.save()
+    engine.create_storage(raw_connection(), qt.pk)
     exq_name = exception_queue_name(name)
     if Queue.objects.filter(name__iexact=exq_name).exists():
         raise Conflict(f"A queue named {exq_name} already exists.", field="name")
@@ -181,7 +182,10 @@ def queue_table_delete(*, user: User, queue_table: QueueTable) -> None:
     # Normal queues first: they point at exception queues (NORMAL_QUEUE sorts after EXCEPTION_QUEUE).
     for q in qt.queues.order_by("-kind"):
         delete_or_refuse(q, what=f"Queue {q.name}")
+    qt_id = qt.pk
     delete_or_refuse(qt, what=f"Queue table {qt.name}")
+    # The queue table is empty (checked above): its storage goes at once, with no DELETE.
+    engine.drop_storage(raw_connection(), qt_id)
     change_log_deletion(
         user=user, verb="queue_table_delete", object_type="queues.queuetable", before=before
     )

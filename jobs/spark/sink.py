@@ -193,14 +193,14 @@ def _insert(
         LEFT JOIN bulk_tx x ON x.id = t.id AND x.dest = %(dq)s
         WHERE %(dq)s = ANY(t.dests) AND x.error IS NULL
         ORDER BY m.sort_pri, m.commit_seq, m.id
-        ON CONFLICT (queue_id, bulk_job_id, bulk_source_id)
+        ON CONFLICT (queue_id, bulk_job_id, bulk_source_id, queue_table_id, in_buffer)
             WHERE bulk_job_id IS NOT NULL AND original_queue_id IS NULL
         DO NOTHING
         RETURNING id
     ),
     cons AS (
-        INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
-        SELECT ins.id, s.sub, 0 FROM ins CROSS JOIN unnest(%(subs)s::bigint[]) AS s(sub)
+        INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts, queue_table_id)
+        SELECT ins.id, s.sub, 0, %(dqt)s FROM ins CROSS JOIN unnest(%(subs)s::bigint[]) AS s(sub)
     ),
     dstat AS (
         INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
@@ -288,6 +288,7 @@ def _exception_copies(
                           nextval(pg_get_serial_sequence('aq_message', 'id')) AS copy_id
                    FROM unnest(%(mids)s::bigint[], %(subs)s::bigint[], %(reasons)s::text[])
                         AS x(mid, sub, reason)),
+        qt AS (SELECT queue_table_id FROM queues_queue WHERE id = %(exq)s),
         copy AS (
             INSERT INTO aq_message (id, queue_id, queue_table_id, state, priority, sort_pri,
                 commit_seq, kind, type_name, correlation, sender, headers, payload, enq_time,
@@ -301,8 +302,8 @@ def _exception_copies(
             RETURNING id
         ),
         cons AS (
-            INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
-            SELECT n.copy_id, n.sub, 0 FROM n WHERE n.sub IS NOT NULL
+            INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts, queue_table_id)
+            SELECT n.copy_id, n.sub, 0, qt.queue_table_id FROM n, qt WHERE n.sub IS NOT NULL
         )
         SELECT count(*) FROM copy
         """,

@@ -56,6 +56,17 @@ from queues.engine.replay import (  # noqa: F401
 from queues.engine.rows import (  # noqa: F401
     _candidate_filter,
 )
+from queues.engine.storage import (  # noqa: F401
+    Bloat,
+    bloated,
+    consumer_leaf,
+    create_storage,
+    drop_storage,
+    leaves,
+    message_leaf,
+    truncate_storage,
+    vacuum,
+)
 from queues.engine.topology import (  # noqa: F401
     QUEUE_RULE_VARIABLES,
     queue_info,

@@ -53,8 +53,8 @@ ins AS (
 ),
 numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM ins),
 cons AS (
-    INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
-    SELECT numbered.id, r.sub, 0 FROM numbered
+    INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts, queue_table_id)
+    SELECT numbered.id, r.sub, 0, %(qt)s FROM numbered
     JOIN unnest(%(r_ord)s::int[], %(r_sub)s::bigint[]) AS r(ord, sub) ON r.ord = numbered.ord
 ),
 stat AS (
@@ -135,6 +135,7 @@ def enqueue(
 
     params = {
         "qid": queue.id,
+        "qt": queue.queue_table_id,
         "pri": [m.priority for m in messages],
         "delay": [float(m.delay or 0) for m in messages],
         "exp": [m.expiration for m in messages],

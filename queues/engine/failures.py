@@ -94,11 +94,12 @@ def consumer_exception_copies(
         return
     conn.execute(
         """
-        WITH n AS (SELECT x.message_id, x.subscriber_id, x.reason, x.attempts,
+        WITH n AS (SELECT x.message_id, x.subscriber_id, x.reason, x.attempts, m.queue_table_id,
                           nextval(pg_get_serial_sequence('aq_message', 'id')) AS copy_id
                    FROM unnest(%(mids)s::bigint[], %(sids)s::bigint[], %(reasons)s::text[],
                                %(attempts)s::int[])
-                        AS x(message_id, subscriber_id, reason, attempts)),
+                        AS x(message_id, subscriber_id, reason, attempts)
+                   JOIN aq_message m ON m.id = x.message_id),
         copy AS (
             INSERT INTO aq_message (id, queue_id, queue_table_id, state, priority, sort_pri,
                 commit_seq, kind, type_name, correlation, sender, headers, payload, enq_time,
@@ -113,8 +114,8 @@ def consumer_exception_copies(
             JOIN queues_queue q ON q.id = m.queue_id
             JOIN queues_subscriber s ON s.id = n.subscriber_id
         )
-        INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
-        SELECT n.copy_id, n.subscriber_id, 0 FROM n
+        INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts, queue_table_id)
+        SELECT n.copy_id, n.subscriber_id, 0, n.queue_table_id FROM n
         """,
         {
             "mids": list(message_ids),

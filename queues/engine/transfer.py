@@ -103,8 +103,8 @@ def transfer(
         RETURNING id, octet_length(payload::text) AS size
     ),
     cons AS (
-        INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
-        SELECT ins.id, s.sub, 0 FROM ins CROSS JOIN unnest(%(subs)s::bigint[]) AS s(sub)
+        INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts, queue_table_id)
+        SELECT ins.id, s.sub, 0, %(dqt)s FROM ins CROSS JOIN unnest(%(subs)s::bigint[]) AS s(sub)
     ),
     dstat AS (
         INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
