@@ -106,14 +106,14 @@ def _stat(src: str) -> str:
     return _STAT_DEQ.replace("{shards}", str(STAT_SHARDS)).replace("{src}", src)
 
 
-def _finish_consumed_sql(src: str) -> str:
+def _finish_consumed_sql(src: str, messages: str = "aq_message") -> str:
     """Count down the pending consumers of the messages in ``src``; the last one processes it.
 
     The UPDATE locks the message row, so two subscribers finishing the same message at once are
     serialised and exactly one of them sees the count reach zero.
     """
     return (
-        f", u AS (UPDATE aq_message m SET pending_consumers = m.pending_consumers - 1, "
+        f", u AS (UPDATE {messages} m SET pending_consumers = m.pending_consumers - 1, "
         f"state = CASE WHEN m.pending_consumers = 1 THEN 'PROCESSED' ELSE m.state END, "
         f"processed_at = CASE WHEN m.pending_consumers = 1 THEN now() END "
         f"FROM {src} WHERE m.id = {src}.message_id RETURNING {_COLUMNS}), "

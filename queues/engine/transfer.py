@@ -76,13 +76,14 @@ def transfer(
     free = "(mc.locked_until IS NULL OR (mc.lock_token IS NULL AND mc.locked_until <= now()))"
     sql = f"""
     WITH c AS (
-        SELECT mc.id AS cid FROM aq_message_consumer mc JOIN aq_message m ON m.id = mc.message_id
+        SELECT mc.id AS cid FROM {source.consumers} mc JOIN {source.messages} m
+            ON m.id = mc.message_id
         WHERE mc.subscriber_id = %(sub)s AND {where} AND {free}
         ORDER BY m.sort_pri, m.commit_seq, m.id LIMIT %(n)s FOR UPDATE OF mc SKIP LOCKED
     ),
-    d AS (DELETE FROM aq_message_consumer mc USING c WHERE mc.id = c.cid RETURNING mc.message_id),
+    d AS (DELETE FROM {source.consumers} mc USING c WHERE mc.id = c.cid RETURNING mc.message_id),
     u AS (
-        UPDATE aq_message m SET pending_consumers = m.pending_consumers - 1,
+        UPDATE {source.messages} m SET pending_consumers = m.pending_consumers - 1,
                state = CASE WHEN m.pending_consumers = 1 THEN 'PROCESSED' ELSE m.state END,
                processed_at = CASE WHEN m.pending_consumers = 1 THEN now() END
         FROM d WHERE m.id = d.message_id
@@ -92,7 +93,7 @@ def transfer(
     {_stat("u")},
     k AS (SELECT m.*, ({keep_sql}) AS keep FROM u AS m),
     ins AS (
-        INSERT INTO aq_message (queue_id, queue_table_id, state, priority, sort_pri, commit_seq,
+        INSERT INTO {destination.messages} (queue_id, queue_table_id, state, priority, sort_pri, commit_seq,
                                 kind, type_name, correlation, sender, headers, payload, enq_time,
                                 enq_user, attempts, pending_consumers, exception_reason, replayed)
         SELECT %(dqid)s, %(dqt)s, 'READY', k.priority, %(by_pri)s * k.priority, %(cseq)s, k.kind,
@@ -103,7 +104,7 @@ def transfer(
         RETURNING id, octet_length(payload::text) AS size
     ),
     cons AS (
-        INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts, queue_table_id)
+        INSERT INTO {destination.consumers} (message_id, subscriber_id, attempts, queue_table_id)
         SELECT ins.id, s.sub, 0, %(dqt)s FROM ins CROSS JOIN unnest(%(subs)s::bigint[]) AS s(sub)
     ),
     dstat AS (
