@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection, transaction
 from psycopg.conninfo import make_conninfo
@@ -780,3 +781,17 @@ def exception_queue_replay(*, user: User, queue: Queue, ids: Sequence[int] | Non
 def queue_monitor_run() -> engine.MonitorReport:
     """One pass of the queue monitor (delays, expirations, leases, retention)."""
     return engine.monitor_run(raw_connection())
+
+
+def queue_storage_vacuum() -> list[engine.Bloat]:
+    """The queue monitor's housekeeping: VACUUM (ANALYZE) the storage leaves holding many dead
+    rows (``AQ_VACUUM_MIN_DEAD``, ``AQ_VACUUM_DEAD_RATIO``). VACUUM cannot run in a transaction,
+    so this is called outside one (Django's connection is then in autocommit mode)."""
+    if transaction.get_connection().in_atomic_block:
+        raise RuntimeError("queue_storage_vacuum must run outside a transaction")
+    conn = raw_connection()
+    found = engine.bloated(
+        conn, min_dead=settings.AQ_VACUUM_MIN_DEAD, dead_ratio=settings.AQ_VACUUM_DEAD_RATIO
+    )
+    engine.vacuum(conn, [b.table for b in found])
+    return found
