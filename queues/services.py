@@ -398,17 +398,7 @@ def subscriber_remove(*, user: User, subscriber: Subscriber) -> None:
     _require(user, Capability.CONFIGURE)
     sub = Subscriber.objects.select_for_update().get(pk=subscriber.pk)
     before = object_snapshot(sub)
-    raw_connection().execute(
-        """
-        WITH d AS (DELETE FROM aq_message_consumer WHERE subscriber_id = %s RETURNING message_id)
-        UPDATE aq_message m SET pending_consumers = m.pending_consumers - 1,
-               state = CASE WHEN m.pending_consumers = 1 AND m.state = 'READY'
-                            THEN 'PROCESSED' ELSE m.state END,
-               processed_at = CASE WHEN m.pending_consumers = 1 THEN now() END
-        FROM d WHERE m.id = d.message_id
-        """,
-        (sub.pk,),
-    )
+    engine.remove_subscriber_copies(raw_connection(), sub.queue.queue_table_id, sub.pk)
     delete_or_refuse(sub, what=f"Subscriber {sub.name}")
     change_log_deletion(
         user=user, verb="subscriber_remove", object_type="queues.subscriber", before=before

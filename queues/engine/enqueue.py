@@ -8,8 +8,9 @@ from collections.abc import Sequence
 
 import psycopg
 
+from queues.engine.sets import apply_subscriber_rules
 from queues.engine.storage import consumer_leaf, message_leaf
-from queues.engine.topology import queue_info, rule_sql, subscriber_ids, subscriber_rules
+from queues.engine.topology import queue_info, subscriber_ids, subscriber_rules
 from queues.engine.types import (
     STAT_SHARDS,
     InvalidMessage,
@@ -185,28 +186,12 @@ def _apply_subscriber_rules(
     rules = subscriber_rules(conn, queue)
     if not rules or not ruled:
         return
-    parts, params = [], {"ids": ruled}
-    for sub_id, condition in rules.items():
-        sql, p = rule_sql(condition, field="rule", prefix=f"s{sub_id}_")
-        parts.append(f"(mc.subscriber_id = {int(sub_id)} AND NOT (({sql}) IS TRUE))")
-        params.update(p)
-    conn.execute(
-        f"""
-        DELETE FROM {queue.consumers} mc USING {queue.messages} m
-        WHERE mc.message_id = m.id AND m.id = ANY(%(ids)s) AND ({" OR ".join(parts)})
-        """,
-        params,
-    )
-    counts = conn.execute(
-        f"""
-        WITH c AS (SELECT m.id, count(mc.id) AS n FROM {queue.messages} m
-                   LEFT JOIN {queue.consumers} mc ON mc.message_id = m.id
-                   WHERE m.id = ANY(%s) GROUP BY m.id)
-        UPDATE {queue.messages} m SET pending_consumers = c.n FROM c WHERE m.id = c.id
-        RETURNING m.id, c.n
-        """,
-        (ruled,),
-    ).fetchall()
+    counts = [
+        (mid, n)
+        for mid, _, n in apply_subscriber_rules(
+            conn, queue, rules, "m.id = ANY(%(ids)s)", {"ids": ruled}
+        )
+    ]
     empty = sorted(mid for mid, n in counts if n == 0)
     if empty:
         pos = ids.index(empty[0])
