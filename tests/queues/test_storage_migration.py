@@ -34,6 +34,11 @@ def _migrate(target: tuple[str, str]) -> None:
     executor.migrate([target])
 
 
+def _exec(sql: str) -> None:
+    with connection.cursor() as cur:
+        cur.execute(sql)
+
+
 def _rows(sql: str) -> list[tuple[Any, ...]]:
     with connection.cursor() as cur:
         cur.execute(sql)
@@ -92,6 +97,8 @@ def at_0008(admin_user):
 def test_every_message_state_moves_into_the_partitions_and_back(at_0008):
     single, multi, (s1, s2) = at_0008
     assert _rows("SELECT relkind FROM pg_class WHERE relname = 'aq_message'") == [("r",)]
+    # An index an earlier migration added (as grouping's does) is carried over, not forgotten.
+    _exec("CREATE INDEX aq_message_extra ON aq_message (correlation) WHERE correlation <> ''")
     exq = single.queue_table.queues.get(kind="EXCEPTION_QUEUE")
     ids = {
         "ready": _message(single, "READY", priority=3, correlation="c1", headers='{"h": 1}'),
@@ -157,6 +164,10 @@ def test_every_message_state_moves_into_the_partitions_and_back(at_0008):
         + [(mid, engine.consumer_leaf(multi.queue_table_id))] * 2
     )
 
+    assert _rows(
+        "SELECT c.relkind FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid "
+        "WHERE x.indrelid = 'aq_message'::regclass AND c.relname = 'aq_message_extra'"
+    ) == [("I",)]
     # The views over the tables were recreated, over the new ones.
     assert _rows(
         "SELECT DISTINCT d.refobjid::regclass::text FROM pg_depend d "
@@ -192,3 +203,5 @@ def test_every_message_state_moves_into_the_partitions_and_back(at_0008):
         remaining_consumers
     )
     assert _rows("SELECT count(*) FROM pg_class WHERE relname ~ '^aq_qt[0-9]'") == [(0,)]
+    assert _rows("SELECT count(*) FROM pg_indexes WHERE indexname = 'aq_message_extra'") == [(1,)]
+    _exec("DROP INDEX aq_message_extra")
