@@ -189,7 +189,11 @@ class Subscriber(models.Model):
 
 
 class Message(models.Model):
-    """A message row. Written only by ``queues.engine`` (raw SQL); read here for pages and API."""
+    """A message row. Written only by ``queues.engine`` (raw SQL); read here for pages and API.
+
+    The table is partitioned per queue table (queues/engine/storage.py, migration 0009): the
+    database's primary key is (id, queue_table_id, in_buffer); ids stay unique, from one sequence.
+    """
 
     # The composite indexes below cover queue lookups; one index fewer is a cheaper enqueue.
     queue = models.ForeignKey(
@@ -282,8 +286,10 @@ class Message(models.Model):
             ),
         ]
         constraints = [
+            # The partition keys are part of every unique index of a partitioned table; a queue
+            # belongs to one queue table, and bulk jobs write persistent messages only.
             models.UniqueConstraint(
-                fields=["queue", "bulk_job_id", "bulk_source_id"],
+                fields=["queue", "bulk_job_id", "bulk_source_id", "queue_table", "in_buffer"],
                 # A copy moved to an exception queue keeps its key but leaves the index, so two
                 # copies of one source message failing in one exception queue never collide.
                 condition=models.Q(bulk_job_id__isnull=False, original_queue__isnull=True),
@@ -300,9 +306,22 @@ class Message(models.Model):
 
 
 class MessageConsumer(models.Model):
-    """One subscriber's pending copy of a message in a multi-consumer queue."""
+    """One subscriber's pending copy of a message in a multi-consumer queue, stored in its
+    message's partition (same queue table and in_buffer). The engine removes copies with their
+    message, so the link is not a database foreign key (partitioned tables cannot carry one to a
+    key without the partition columns)."""
 
-    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="consumers")
+    message = models.ForeignKey(
+        Message, on_delete=models.DO_NOTHING, related_name="consumers", db_constraint=False
+    )
+    queue_table = models.ForeignKey(
+        QueueTable,
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
+    )
+    in_buffer = models.BooleanField(db_default=False)
     subscriber = models.ForeignKey(
         Subscriber, on_delete=models.CASCADE, related_name="+", db_index=False
     )
@@ -314,7 +333,8 @@ class MessageConsumer(models.Model):
         db_table = "aq_message_consumer"
         constraints = [
             models.UniqueConstraint(
-                fields=["subscriber", "message"], name="aq_message_consumer_unique"
+                fields=["subscriber", "message", "queue_table", "in_buffer"],
+                name="aq_message_consumer_unique",
             )
         ]
 

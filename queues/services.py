@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
@@ -128,6 +129,7 @@ def queue_table_create(
     )
     qt.full_clean()
     qt.save()
+    engine.create_storage(raw_connection(), qt.pk)
     exq_name = exception_queue_name(name)
     if Queue.objects.filter(name__iexact=exq_name).exists():
         raise Conflict(f"A queue named {exq_name} already exists.", field="name")
@@ -192,7 +194,10 @@ def queue_table_delete(*, user: User, queue_table: QueueTable) -> None:
     # Normal queues first: they point at exception queues (NORMAL_QUEUE sorts after EXCEPTION_QUEUE).
     for q in qt.queues.order_by("-kind"):
         delete_or_refuse(q, what=f"Queue {q.name}")
+    qt_id = qt.pk
     delete_or_refuse(qt, what=f"Queue table {qt.name}")
+    # The queue table is empty (checked above): its storage goes at once, with no DELETE.
+    engine.drop_storage(raw_connection(), qt_id)
     change_log_deletion(
         user=user, verb="queue_table_delete", object_type="queues.queuetable", before=before
     )
@@ -404,17 +409,7 @@ def subscriber_remove(*, user: User, subscriber: Subscriber) -> None:
     _require(user, Capability.CONFIGURE)
     sub = Subscriber.objects.select_for_update().get(pk=subscriber.pk)
     before = object_snapshot(sub)
-    raw_connection().execute(
-        """
-        WITH d AS (DELETE FROM aq_message_consumer WHERE subscriber_id = %s RETURNING message_id)
-        UPDATE aq_message m SET pending_consumers = m.pending_consumers - 1,
-               state = CASE WHEN m.pending_consumers = 1 AND m.state = 'READY'
-                            THEN 'PROCESSED' ELSE m.state END,
-               processed_at = CASE WHEN m.pending_consumers = 1 THEN now() END
-        FROM d WHERE m.id = d.message_id
-        """,
-        (sub.pk,),
-    )
+    engine.remove_subscriber_copies(raw_connection(), sub.queue.queue_table_id, sub.pk)
     delete_or_refuse(sub, what=f"Subscriber {sub.name}")
     change_log_deletion(
         user=user, verb="subscriber_remove", object_type="queues.subscriber", before=before
@@ -893,3 +888,17 @@ def exception_queue_replay(*, user: User, queue: Queue, ids: Sequence[int] | Non
 def queue_monitor_run() -> engine.MonitorReport:
     """One pass of the queue monitor (delays, expirations, leases, retention)."""
     return engine.monitor_run(raw_connection())
+
+
+def queue_storage_vacuum() -> list[engine.Bloat]:
+    """The queue monitor's housekeeping: VACUUM (ANALYZE) the storage leaves holding many dead
+    rows (``AQ_VACUUM_MIN_DEAD``, ``AQ_VACUUM_DEAD_RATIO``). VACUUM cannot run in a transaction,
+    so this is called outside one (Django's connection is then in autocommit mode)."""
+    if transaction.get_connection().in_atomic_block:
+        raise RuntimeError("queue_storage_vacuum must run outside a transaction")
+    conn = raw_connection()
+    found = engine.bloated(
+        conn, min_dead=settings.AQ_VACUUM_MIN_DEAD, dead_ratio=settings.AQ_VACUUM_DEAD_RATIO
+    )
+    engine.vacuum(conn, [b.table for b in found])
+    return found

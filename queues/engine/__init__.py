@@ -59,6 +59,34 @@ from queues.engine.replay import (  # noqa: F401
 from queues.engine.rows import (  # noqa: F401
     _candidate_filter,
 )
+from queues.engine.sets import (  # noqa: F401
+    COPY_COLUMNS,
+    FREE_COPY,
+    apply_subscriber_rules,
+    consume_sql,
+    count_down_sql,
+    exception_copies,
+    insert_copies_sql,
+    number_commit_time,
+    remove_sql,
+    remove_subscriber_copies,
+    stat_sql,
+    take_copies_sql,
+    withdraw,
+)
+from queues.engine.storage import (  # noqa: F401
+    Bloat,
+    bloated,
+    consumer_leaf,
+    consumer_part,
+    create_storage,
+    drop_storage,
+    leaves,
+    message_leaf,
+    message_part,
+    truncate_storage,
+    vacuum,
+)
 from queues.engine.topology import (  # noqa: F401
     QUEUE_RULE_VARIABLES,
     queue_info,

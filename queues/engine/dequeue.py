@@ -178,6 +178,7 @@ def _dequeue_once(
     if txn_group is not None:
         where += " AND m.txn_group = %(grp)s"  # one transaction group (grouping.py)
         params["grp"] = txn_group
+    M, C = queue.messages, queue.consumers
     if condition:
         # AQ's deq_condition: only messages the rule condition is TRUE for (NULL is not TRUE).
         sql, cparams = rule_sql(condition, field="condition", prefix="dq_")
@@ -191,36 +192,36 @@ def _dequeue_once(
     if mode == BROWSE:
         # A browse must not hand out another dequeuer's lease token.
         cols = _COLUMNS.replace("m.lock_token", "NULL::uuid")
-        sql = f"SELECT {cols} FROM aq_message m WHERE {where} ORDER BY {order} LIMIT %(n)s"
+        sql = f"SELECT {cols} FROM {M} m WHERE {where} ORDER BY {order} LIMIT %(n)s"
         return [_row_to_message(r) for r in conn.execute(sql, params, prepare=True).fetchall()]
 
     claim = (
-        f"c AS (SELECT m.id FROM aq_message m WHERE {where} AND m.locked_until IS NULL "
+        f"c AS (SELECT m.id FROM {M} m WHERE {where} AND m.locked_until IS NULL "
         f"ORDER BY {order} LIMIT %(n)s FOR UPDATE SKIP LOCKED)"
     )
     if mode == LOCKED:
         params["lease"] = lease_seconds
         sql = (
-            f"WITH {claim} UPDATE aq_message m SET locked_until = now() + "
+            f"WITH {claim} UPDATE {M} m SET locked_until = now() + "
             f"make_interval(secs => %(lease)s), lock_token = gen_random_uuid() FROM c "
             f"WHERE m.id = c.id RETURNING {_COLUMNS}"
         )
     elif queue.retention_time > 0 and not queue.is_exception:
         sql = (
-            f"WITH {claim}, d AS (UPDATE aq_message m SET state = 'PROCESSED', "
+            f"WITH {claim}, d AS (UPDATE {M} m SET state = 'PROCESSED', "
             f"processed_at = now() FROM c WHERE m.id = c.id RETURNING {_COLUMNS}), "
             f"{_stat('d')} SELECT * FROM d"
         )
     else:
         sql = (
-            f"WITH {claim}, gone AS (DELETE FROM aq_message_consumer mc USING c "
-            f"WHERE mc.message_id = c.id), d AS (DELETE FROM aq_message m USING c "
+            f"WITH {claim}, gone AS (DELETE FROM {C} mc USING c "
+            f"WHERE mc.message_id = c.id), d AS (DELETE FROM {M} m USING c "
             f"WHERE m.id = c.id RETURNING {_COLUMNS}), {_stat('d')} SELECT * FROM d"
         )
         if not queue.is_exception:
             # Single-consumer messages have no consumer rows; skip the extra delete.
             sql = sql.replace(
-                ", gone AS (DELETE FROM aq_message_consumer mc USING c WHERE mc.message_id = c.id)",
+                f", gone AS (DELETE FROM {C} mc USING c WHERE mc.message_id = c.id)",
                 "",
             )
     rows = conn.execute(sql, params, prepare=True).fetchall()
@@ -240,10 +241,11 @@ def _dequeue_consumer(
     lease_seconds: float,
 ) -> list[DequeuedMessage]:
     params["sub"] = sub_id
+    M, C = queue.messages, queue.consumers
     # A consumer row with a lock_token is leased; one with only locked_until waits out a retry delay.
     free = "(mc.locked_until IS NULL OR (mc.lock_token IS NULL AND mc.locked_until <= now()))"
     base = (
-        f"FROM aq_message_consumer mc JOIN aq_message m ON m.id = mc.message_id "
+        f"FROM {C} mc JOIN {M} m ON m.id = mc.message_id "
         f"WHERE mc.subscriber_id = %(sub)s AND {where}"
     )
     if mode == BROWSE:
@@ -257,17 +259,17 @@ def _dequeue_consumer(
     if mode == LOCKED:
         params["lease"] = lease_seconds
         sql = (
-            f"WITH {claim}, l AS (UPDATE aq_message_consumer mc SET locked_until = now() + "
+            f"WITH {claim}, l AS (UPDATE {C} mc SET locked_until = now() + "
             f"make_interval(secs => %(lease)s), lock_token = gen_random_uuid() FROM c "
             f"WHERE mc.id = c.cid RETURNING mc.message_id, mc.lock_token) "
             f"SELECT {_COLUMNS.replace('m.lock_token', 'l.lock_token')} "
-            f"FROM l JOIN aq_message m ON m.id = l.message_id"
+            f"FROM l JOIN {M} m ON m.id = l.message_id"
         )
         rows = conn.execute(sql, params, prepare=True).fetchall()
     else:
         sql = (
-            f"WITH {claim}, d AS (DELETE FROM aq_message_consumer mc USING c WHERE mc.id = c.cid "
-            f"RETURNING mc.message_id) {_finish_consumed_sql('d')}"
+            f"WITH {claim}, d AS (DELETE FROM {C} mc USING c WHERE mc.id = c.cid "
+            f"RETURNING mc.message_id) {_finish_consumed_sql('d', M)}"
         )
         rows = conn.execute(sql, params, prepare=True).fetchall()
     out = [_row_to_message(r) for r in rows]

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 
 import psycopg
 
 from queues.engine.grouping import stamp_groups
-from queues.engine.topology import queue_info, rule_sql, subscriber_ids, subscriber_rules
+from queues.engine.sets import apply_subscriber_rules
+from queues.engine.storage import consumer_leaf, message_leaf
+from queues.engine.topology import queue_info, subscriber_ids, subscriber_rules
 from queues.engine.types import (
     STAT_SHARDS,
     InvalidMessage,
@@ -36,7 +39,7 @@ m AS (
                               kind, type_name, npend, ord)
 ),
 ins AS (
-    INSERT INTO aq_message (queue_id, queue_table_id, state, priority, sort_pri, commit_seq, kind,
+    INSERT INTO {{messages}} (queue_id, queue_table_id, state, priority, sort_pri, commit_seq, kind,
                             type_name, correlation, sender, headers, payload, enq_time, enq_user,
                             delay_until, expiration, expire_at, attempts, pending_consumers,
                             exception_reason, replayed)
@@ -54,8 +57,8 @@ ins AS (
 ),
 numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM ins),
 cons AS (
-    INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
-    SELECT numbered.id, r.sub, 0 FROM numbered
+    INSERT INTO {{consumers}} (message_id, subscriber_id, attempts, queue_table_id)
+    SELECT numbered.id, r.sub, 0, %(qt)s FROM numbered
     JOIN unnest(%(r_ord)s::int[], %(r_sub)s::bigint[]) AS r(ord, sub) ON r.ord = numbered.ord
 ),
 stat AS (
@@ -65,6 +68,15 @@ stat AS (
 )
 SELECT array_agg(id ORDER BY id), pg_notify(%(channel)s, '') FROM ins
 """
+
+
+@functools.lru_cache(maxsize=1024)
+def _enqueue_sql(queue_table_id: int) -> str:
+    """The enqueue statement naming the queue table's leaves (one text per queue table, so a
+    prepared statement per queue table too)."""
+    return _ENQUEUE_SQL.replace("{messages}", message_leaf(queue_table_id)).replace(
+        "{consumers}", consumer_leaf(queue_table_id)
+    )
 
 
 def enqueue(
@@ -136,6 +148,7 @@ def enqueue(
 
     params = {
         "qid": queue.id,
+        "qt": queue.queue_table_id,
         "pri": [m.priority for m in messages],
         "delay": [float(m.delay or 0) for m in messages],
         "exp": [m.expiration for m in messages],
@@ -153,7 +166,7 @@ def enqueue(
         "user": user,
         "channel": queue.channel,
     }
-    row = conn.execute(_ENQUEUE_SQL, params, prepare=True).fetchone()
+    row = conn.execute(_enqueue_sql(queue.queue_table_id), params, prepare=True).fetchone()
     ids = row[0] if row and row[0] else []
     if len(ids) != len(messages):
         # The queue was stopped or dropped between reading it and inserting.
@@ -175,28 +188,12 @@ def _apply_subscriber_rules(
     rules = subscriber_rules(conn, queue)
     if not rules or not ruled:
         return
-    parts, params = [], {"ids": ruled}
-    for sub_id, condition in rules.items():
-        sql, p = rule_sql(condition, field="rule", prefix=f"s{sub_id}_")
-        parts.append(f"(mc.subscriber_id = {int(sub_id)} AND NOT (({sql}) IS TRUE))")
-        params.update(p)
-    conn.execute(
-        f"""
-        DELETE FROM aq_message_consumer mc USING aq_message m
-        WHERE mc.message_id = m.id AND m.id = ANY(%(ids)s) AND ({" OR ".join(parts)})
-        """,
-        params,
-    )
-    counts = conn.execute(
-        """
-        WITH c AS (SELECT m.id, count(mc.id) AS n FROM aq_message m
-                   LEFT JOIN aq_message_consumer mc ON mc.message_id = m.id
-                   WHERE m.id = ANY(%s) GROUP BY m.id)
-        UPDATE aq_message m SET pending_consumers = c.n FROM c WHERE m.id = c.id
-        RETURNING m.id, c.n
-        """,
-        (ruled,),
-    ).fetchall()
+    counts = [
+        (mid, n)
+        for mid, _, n in apply_subscriber_rules(
+            conn, queue, rules, "m.id = ANY(%(ids)s)", {"ids": ruled}
+        )
+    ]
     empty = sorted(mid for mid, n in counts if n == 0)
     if empty:
         pos = ids.index(empty[0])

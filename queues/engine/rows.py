@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from queues.engine.types import EXPIRED, READY, STAT_SHARDS, DequeuedMessage, Position, QueueInfo
+from queues.engine.sets import count_down_sql, stat_sql
+from queues.engine.types import EXPIRED, READY, DequeuedMessage, Position, QueueInfo
 
 _COLUMNS = (
     "m.id, m.queue_id, m.state, m.priority, m.kind, m.type_name, m.correlation, m.sender, "
@@ -94,28 +95,15 @@ def _candidate_filter(
     return " AND ".join(parts), params
 
 
-_STAT_DEQ = """
-stat AS (
-    INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
-    SELECT %(qid)s, pg_backend_pid() %% {shards}, 0, count(*) FROM {src} HAVING count(*) > 0
-    ON CONFLICT (queue_id, shard) DO UPDATE SET dequeued = aq_queue_stat.dequeued + EXCLUDED.dequeued
-)"""
-
-
 def _stat(src: str) -> str:
-    return _STAT_DEQ.replace("{shards}", str(STAT_SHARDS)).replace("{src}", src)
+    """The ``stat`` CTE: the dequeue counter of queue ``%(qid)s`` gains ``count(*)`` of ``src``."""
+    return f"stat AS ({stat_sql('qid', src, 'dequeued')})"
 
 
-def _finish_consumed_sql(src: str) -> str:
-    """Count down the pending consumers of the messages in ``src``; the last one processes it.
-
-    The UPDATE locks the message row, so two subscribers finishing the same message at once are
-    serialised and exactly one of them sees the count reach zero.
-    """
+def _finish_consumed_sql(src: str, messages: str = "aq_message") -> str:
+    """Count down the pending consumers of the messages in ``src`` (a subscriber's consumed
+    copies, column ``message_id``); the last one processes it. See :func:`count_down_sql`."""
     return (
-        f", u AS (UPDATE aq_message m SET pending_consumers = m.pending_consumers - 1, "
-        f"state = CASE WHEN m.pending_consumers = 1 THEN 'PROCESSED' ELSE m.state END, "
-        f"processed_at = CASE WHEN m.pending_consumers = 1 THEN now() END "
-        f"FROM {src} WHERE m.id = {src}.message_id RETURNING {_COLUMNS}), "
+        f", u AS ({count_down_sql(messages, src, returning=_COLUMNS)}), "
         f"{_stat('u')} SELECT * FROM u"
     )

@@ -10,6 +10,7 @@ from typing import Any
 from uuid import UUID
 
 from core.exceptions import Conflict, DomainError, NotFound
+from queues.engine.storage import consumer_leaf, message_leaf
 
 READY, WAITING, PROCESSED, EXPIRED = "READY", "WAITING", "PROCESSED", "EXPIRED"
 NORMAL_QUEUE, EXCEPTION_QUEUE = "NORMAL_QUEUE", "EXCEPTION_QUEUE"
@@ -94,6 +95,16 @@ class QueueInfo:
     @property
     def channel(self) -> str:
         return channel_name(self.id)
+
+    @property
+    def messages(self) -> str:
+        """The queue table's logged message leaf: per-queue statements name it, not the parent
+        (through the parent a prepared statement plans over every queue table's partitions)."""
+        return message_leaf(self.queue_table_id)
+
+    @property
+    def consumers(self) -> str:
+        return consumer_leaf(self.queue_table_id)
 
 
 @dataclass
