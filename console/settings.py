@@ -217,6 +217,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # The AQ queue monitor: timers run often so delay and expiration are honoured within a second or so.
 AQ_MONITOR_INTERVAL_S = float(os.environ.get("AQ_MONITOR_INTERVAL_S", "1.0"))
+# The monitor VACUUMs (ANALYZE) a queue table's storage leaf once it holds at least this many dead
+# rows and at least this many dead rows per live one, so throughput does not depend on history
+# even with autovacuum off (queues/engine/storage.py).
+AQ_VACUUM_MIN_DEAD = int(os.environ.get("AQ_VACUUM_MIN_DEAD", "10000"))
+AQ_VACUUM_DEAD_RATIO = float(os.environ.get("AQ_VACUUM_DEAD_RATIO", "0.2"))
 
 
 def _env_float(name: str, default: float) -> float:

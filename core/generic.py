@@ -60,6 +60,8 @@ class ObjectListView(CapabilityMixin, SingleTableMixin, FilterView):
     paginator_class = BoundedPaginator
     title = ""
     add_url_name: str | None = None
+    # More configure buttons beside Add: (URL name, label).
+    extra_add: tuple[tuple[str, str], ...] = ()
     selector: Callable[[], Any] | None = None
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
@@ -73,7 +75,7 @@ class ObjectListView(CapabilityMixin, SingleTableMixin, FilterView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         ctx = super().get_context_data(**kwargs)
-        ctx.update(title=self.title, add_url_name=self.add_url_name)
+        ctx.update(title=self.title, add_url_name=self.add_url_name, extra_add=self.extra_add)
         return ctx
 
 

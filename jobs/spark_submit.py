@@ -157,6 +157,7 @@ def build_spec(job: Any) -> dict[str, Any]:
             "multiple_consumers": src.multiple_consumers,
             "retention_time": src.retention_time,
             "exception_queue_id": src.exception_queue_id,
+            "queue_info": asdict(src),
         },
         "selection": {
             "kind": job.selection,

@@ -37,6 +37,8 @@ class DequeueMode(models.TextChoices):
 class Navigation(models.TextChoices):
     FIRST_MESSAGE = "FIRST_MESSAGE", "First message"
     NEXT_MESSAGE = "NEXT_MESSAGE", "Next message"
+    # TRANSACTIONAL queue tables only: skip the rest of the current transaction group.
+    NEXT_TRANSACTION = "NEXT_TRANSACTION", "Next transaction"
 
 
 class Visibility(models.TextChoices):

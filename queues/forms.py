@@ -12,12 +12,13 @@ from django.core.validators import MinValueValidator
 
 from core.exceptions import DomainError
 from core.forms import JSONTextField
-from core.validators import is_ascii_id
+from core.validators import is_ascii_id, name_validator
 from queues import engine
 from queues.choices import (
     DeliveryMode,
     DequeueDeliveryMode,
     DequeueMode,
+    MessageGrouping,
     MessageKind,
     MessageState,
     Navigation,
@@ -29,6 +30,18 @@ from rules.models import RuleSet
 
 
 class QueueTableCreateForm(forms.ModelForm):
+    # Left out (older clients of the page): NONE, as CREATE_QUEUE_TABLE's default.
+    message_grouping = forms.ChoiceField(
+        choices=MessageGrouping.choices,
+        required=False,
+        initial=MessageGrouping.NONE,
+        help_text="Transactional: each enqueuing transaction's messages form a group that "
+        "dequeue hands out whole, in order, to one consumer. Fixed once created.",
+    )
+
+    def clean_message_grouping(self) -> str:
+        return self.cleaned_data.get("message_grouping") or MessageGrouping.NONE
+
     payload_schema = JSONTextField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 6, "class": "font-monospace"}),
@@ -41,12 +54,36 @@ class QueueTableCreateForm(forms.ModelForm):
             "name",
             "sort_order",
             "multiple_consumers",
+            "message_grouping",
             "secure",
             "payload_type",
             "payload_schema",
             "comment",
         ]
         widgets = {"comment": forms.Textarea(attrs={"rows": 2})}
+
+
+class SetUpQueueForm(forms.Form):
+    """DBMS_STREAMS_ADM.SET_UP_QUEUE's parameters, with Oracle's defaults."""
+
+    queue_table = forms.CharField(
+        max_length=128,
+        initial="streams_queue_table",
+        validators=[name_validator],
+        help_text="Created if missing (ANY payload, multi-consumer, secure, transactional, "
+        "commit-time ordering); an existing table keeps its ordering.",
+    )
+    queue_name = forms.CharField(
+        max_length=128, initial="streams_queue", validators=[name_validator]
+    )
+    queue_user = forms.CharField(
+        max_length=150,
+        required=False,
+        help_text="User made a secure queue user: an agent of the same name, access, and ENQUEUE "
+        "and DEQUEUE privileges. Rerun with another user to add that user.",
+    )
+    storage_clause = forms.CharField(required=False, help_text="Accepted and ignored.")
+    comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
 
 class QueueTableEditForm(forms.ModelForm):
@@ -166,6 +203,8 @@ class DequeueForm(forms.Form):
     # Where NEXT_MESSAGE continues: the position of the last message this form dequeued, with a
     # digest of the fields it was dequeued under (see SELECTING), as "position@digest".
     cursor = forms.CharField(required=False, max_length=128, widget=forms.HiddenInput)
+    # TRANSACTIONAL queue tables: the group this page's consumer owns (from its last dequeue).
+    group_token = forms.UUIDField(required=False, widget=forms.HiddenInput)
     consumer_name = forms.CharField(
         required=False, max_length=128, help_text="The subscriber (multi-consumer queues)."
     )
@@ -187,9 +226,23 @@ class DequeueForm(forms.Form):
     def clean_delivery_mode(self) -> str:
         return self.cleaned_data.get("delivery_mode") or DequeueDeliveryMode.PERSISTENT
 
-    def __init__(self, *args: Any, browse_only: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, browse_only: bool = False, grouped: bool = False, **kwargs: Any
+    ) -> None:
         kwargs.setdefault("auto_id", "deq_%s")  # see EnqueueForm
         super().__init__(*args, **kwargs)
+        navigation = self.fields["navigation"]
+        if grouped:
+            navigation.help_text = (
+                str(navigation.help_text) + " Next transaction: leave the rest of the group this "
+                "page holds in the queue and take the next group."
+            )
+        else:
+            # Only a TRANSACTIONAL queue table has groups to skip: elsewhere the choice could only
+            # be refused (ORA-25234). As for BROWSE below, the field still accepts it.
+            navigation.widget.choices = [
+                c for c in Navigation.choices if c[0] != Navigation.NEXT_TRANSACTION
+            ]
         if browse_only:
             # A role that may only look is offered only BROWSE; the field still accepts the
             # other modes, so that asking for one is refused by the service (403), not the form.

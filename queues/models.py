@@ -190,7 +190,11 @@ class Subscriber(models.Model):
 
 
 class Message(models.Model):
-    """A message row. Written only by ``queues.engine`` (raw SQL); read here for pages and API."""
+    """A message row. Written only by ``queues.engine`` (raw SQL); read here for pages and API.
+
+    The table is partitioned per queue table (queues/engine/storage.py, migration 0010): the
+    database's primary key is (id, queue_table_id, in_buffer); ids stay unique, from one sequence.
+    """
 
     # The composite indexes below cover queue lookups; one index fewer is a cheaper enqueue.
     queue = models.ForeignKey(
@@ -275,10 +279,18 @@ class Message(models.Model):
                 name="aq_message_original",
                 condition=models.Q(original_queue__isnull=False),
             ),
+            # A transaction group's messages, for the grouped dequeue (queues/engine/grouping.py).
+            models.Index(
+                fields=["queue", "txn_group"],
+                name="aq_message_txn_group",
+                condition=models.Q(txn_group__isnull=False),
+            ),
         ]
         constraints = [
+            # The partition keys are part of every unique index of a partitioned table; a queue
+            # belongs to one queue table, and bulk jobs write persistent messages only.
             models.UniqueConstraint(
-                fields=["queue", "bulk_job_id", "bulk_source_id"],
+                fields=["queue", "bulk_job_id", "bulk_source_id", "queue_table", "in_buffer"],
                 # A copy moved to an exception queue keeps its key but leaves the index, so two
                 # copies of one source message failing in one exception queue never collide.
                 condition=models.Q(bulk_job_id__isnull=False, original_queue__isnull=True),
@@ -295,9 +307,22 @@ class Message(models.Model):
 
 
 class MessageConsumer(models.Model):
-    """One subscriber's pending copy of a message in a multi-consumer queue."""
+    """One subscriber's pending copy of a message in a multi-consumer queue, stored in its
+    message's partition (same queue table and in_buffer). The engine removes copies with their
+    message, so the link is not a database foreign key (partitioned tables cannot carry one to a
+    key without the partition columns)."""
 
-    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="consumers")
+    message = models.ForeignKey(
+        Message, on_delete=models.DO_NOTHING, related_name="consumers", db_constraint=False
+    )
+    queue_table = models.ForeignKey(
+        QueueTable,
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
+    )
+    in_buffer = models.BooleanField(db_default=False)
     subscriber = models.ForeignKey(
         Subscriber, on_delete=models.CASCADE, related_name="+", db_index=False
     )
@@ -309,12 +334,39 @@ class MessageConsumer(models.Model):
         db_table = "aq_message_consumer"
         constraints = [
             models.UniqueConstraint(
-                fields=["subscriber", "message"], name="aq_message_consumer_unique"
+                fields=["subscriber", "message", "queue_table", "in_buffer"],
+                name="aq_message_consumer_unique",
             )
         ]
 
     def __str__(self) -> str:
         return f"message {self.message_id} for subscriber {self.subscriber_id}"
+
+
+class MessageGroupLease(models.Model):
+    """Who owns a transaction group of a TRANSACTIONAL queue table: the consumer that took its
+    first message holds it (by ``owner_token``) until it has taken the last one or the lease runs
+    out, so a group is never split between consumers. Written only by queues/engine/grouping.py;
+    ``subscriber_id`` is 0 on single-consumer queues."""
+
+    queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="+", db_index=False)
+    subscriber_id = models.BigIntegerField(default=0)
+    txn_group = models.BigIntegerField()
+    owner_token = models.UUIDField()
+    leased_until = models.DateTimeField()
+    # Messages of the group handed out so far: the next one's 1-based place in the group.
+    handed = models.IntegerField(default=0)
+
+    class Meta:
+        db_table = "aq_message_group"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["queue", "subscriber_id", "txn_group"], name="aq_message_group_key"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"group {self.txn_group} of queue {self.queue_id}"
 
 
 class QueueStat(models.Model):
@@ -411,7 +463,7 @@ class DbaAqAgentPriv(models.Model):
 
 class BufferStat(models.Model):
     """Counters of a buffered queue per publisher (sender) and shard, in an UNLOGGED table (set by
-    migration 0009): like Oracle's V$ figures they start again when the database restarts after a
+    migration 0011): like Oracle's V$ figures they start again when the database restarts after a
     crash, together with the buffer they describe, and the buffered path writes no WAL for them."""
 
     queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="+", db_index=False)
@@ -463,7 +515,7 @@ class BufferSubscriberStat(models.Model):
         return f"buffered dequeues of subscriber {self.subscriber_id} shard {self.shard}"
 
 
-# --- V$BUFFERED_* (views of migration 0009; read-only) -------------------------------------------
+# --- V$BUFFERED_* (views of migration 0011; read-only) -------------------------------------------
 
 
 class VBufferedQueue(models.Model):

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from psycopg.conninfo import make_conninfo
 
@@ -25,8 +27,16 @@ from core.services import (
     delete_or_refuse,
     object_snapshot,
 )
+from core.validators import name_validator
 from queues import engine
-from queues.choices import DeliveryMode, Privilege, QueueKind, SortOrder, Visibility
+from queues.choices import (
+    DeliveryMode,
+    MessageGrouping,
+    Privilege,
+    QueueKind,
+    SortOrder,
+    Visibility,
+)
 from queues.models import Agent, AgentUser, Queue, QueuePrivilege, QueueTable, Subscriber
 
 User = AbstractBaseUser | AnonymousUser | None
@@ -91,10 +101,17 @@ def queue_table_create(
     payload_schema: Any = None,
     comment: str = "",
     owner: AbstractBaseUser | None = None,
+    message_grouping: str = MessageGrouping.NONE,
 ) -> QueueTable:
     """Create a queue table and its default exception queue ``AQ$_<name>_E``. The sort order
-    defaults to ENQ_TIME, as DBMS_AQADM.CREATE_QUEUE_TABLE's ``sort_list`` does."""
+    defaults to ENQ_TIME, as DBMS_AQADM.CREATE_QUEUE_TABLE's ``sort_list`` does; message grouping
+    to NONE (TRANSACTIONAL: each enqueuing transaction's messages are one group)."""
     _require(user, Capability.CONFIGURE)
+    if message_grouping not in MessageGrouping.values:
+        raise DomainError(
+            f"Unknown message grouping {message_grouping!r}: use NONE or TRANSACTIONAL.",
+            field="message_grouping",
+        )
     payload_type = (payload_type or "ANY").strip()
     if payload_type.upper() != "ANY":
         if payload_schema is None:
@@ -115,9 +132,11 @@ def queue_table_create(
         payload_schema=payload_schema,
         comment=comment,
         owner=owner,
+        message_grouping=message_grouping,
     )
     qt.full_clean()
     qt.save()
+    engine.create_storage(raw_connection(), qt.pk)
     exq_name = exception_queue_name(name)
     if Queue.objects.filter(name__iexact=exq_name).exists():
         raise Conflict(f"A queue named {exq_name} already exists.", field="name")
@@ -146,6 +165,7 @@ def queue_table_update(*, user: User, queue_table: QueueTable, **changes: Any) -
     for key in sorted(fixed):
         if changes[key] != getattr(qt, key):
             raise DomainError(f"{key} is fixed when the queue table is created.", field=key)
+    # AQ has no ALTER for message_grouping either: the groups of stored messages would change.
     before = object_snapshot(qt)
     if "payload_schema" in changes and changes["payload_schema"] != qt.payload_schema:
         if not qt.is_typed:
@@ -181,7 +201,10 @@ def queue_table_delete(*, user: User, queue_table: QueueTable) -> None:
     # Normal queues first: they point at exception queues (NORMAL_QUEUE sorts after EXCEPTION_QUEUE).
     for q in qt.queues.order_by("-kind"):
         delete_or_refuse(q, what=f"Queue {q.name}")
+    qt_id = qt.pk
     delete_or_refuse(qt, what=f"Queue table {qt.name}")
+    # The queue table is empty (checked above): its storage goes at once, with no DELETE.
+    engine.drop_storage(raw_connection(), qt_id)
     change_log_deletion(
         user=user, verb="queue_table_delete", object_type="queues.queuetable", before=before
     )
@@ -393,17 +416,7 @@ def subscriber_remove(*, user: User, subscriber: Subscriber) -> None:
     _require(user, Capability.CONFIGURE)
     sub = Subscriber.objects.select_for_update().get(pk=subscriber.pk)
     before = object_snapshot(sub)
-    raw_connection().execute(
-        """
-        WITH d AS (DELETE FROM aq_message_consumer WHERE subscriber_id = %s RETURNING message_id)
-        UPDATE aq_message m SET pending_consumers = m.pending_consumers - 1,
-               state = CASE WHEN m.pending_consumers = 1 AND m.state = 'READY'
-                            THEN 'PROCESSED' ELSE m.state END,
-               processed_at = CASE WHEN m.pending_consumers = 1 THEN now() END
-        FROM d WHERE m.id = d.message_id
-        """,
-        (sub.pk,),
-    )
+    engine.remove_subscriber_copies(raw_connection(), sub.queue.queue_table_id, sub.pk)
     delete_or_refuse(sub, what=f"Subscriber {sub.name}")
     change_log_deletion(
         user=user, verb="subscriber_remove", object_type="queues.subscriber", before=before
@@ -516,6 +529,109 @@ def queue_privilege_revoke(*, user: User, grant: QueuePrivilege) -> None:
     )
 
 
+# --- DBMS_STREAMS_ADM.SET_UP_QUEUE ---------------------------------------------------------------
+
+
+@dataclass
+class SetUpQueueResult:
+    queue_table: QueueTable
+    queue: Queue
+    agent: Agent | None
+    queue_table_created: bool
+    queue_created: bool
+    agent_created: bool
+
+
+@transaction.atomic
+def set_up_queue(
+    *,
+    user: User,
+    queue_table: str = "streams_queue_table",
+    storage_clause: str | None = None,
+    queue_name: str = "streams_queue",
+    queue_user: str | None = None,
+    comment: str | None = None,
+) -> SetUpQueueResult:
+    """DBMS_STREAMS_ADM.SET_UP_QUEUE in one transaction, through the services above (so the change
+    log has each step and a refusal leaves nothing behind).
+
+    A missing ``queue_table`` is created as Streams does: ANY payload, multiple consumers, secure,
+    TRANSACTIONAL message grouping, commit-time ordering; an existing one keeps its ordering. The
+    queue is created (enabled) unless it exists in that table, in which case a rerun only
+    configures ``queue_user``: an agent named after the user is created, or reused if no other
+    user is associated with it (an agent of that name already used by another user is refused,
+    naming ``queue_user``); then ENABLE_DB_ACCESS and the ENQUEUE and DEQUEUE privileges.
+    ``storage_clause`` is accepted and ignored (PostgreSQL has no per-table storage clause here).
+    """
+    _require(user, Capability.CONFIGURE)
+    del storage_clause
+    db_user = None
+    if queue_user:
+        from django.contrib.auth import get_user_model
+
+        db_user = get_user_model().objects.filter(username__iexact=queue_user).first()
+        if db_user is None:
+            raise DomainError(f"User {queue_user!r} does not exist.", field="queue_user")
+        try:
+            name_validator(db_user.get_username())
+        except ValidationError as exc:
+            raise DomainError(
+                f"User name {db_user.get_username()!r} cannot name an AQ agent: "
+                + " ".join(exc.messages),
+                field="queue_user",
+            ) from exc
+
+    qt = QueueTable.objects.filter(name__iexact=queue_table).first()
+    qt_created = qt is None
+    if qt is None:
+        qt = queue_table_create(
+            user=user,
+            name=queue_table,
+            sort_order=SortOrder.COMMIT_TIME,
+            multiple_consumers=True,
+            secure=True,
+            payload_type="ANY",
+            message_grouping=MessageGrouping.TRANSACTIONAL,
+            comment=comment or "",
+        )
+    elif qt.payload_type.upper() != "ANY" or not qt.multiple_consumers:
+        raise DomainError(
+            f"Queue table {qt.name} is not an ANY-payload multi-consumer queue table, as Streams "
+            "queues need.",
+            field="queue_table",
+        )
+
+    queue = Queue.objects.filter(name__iexact=queue_name).first()
+    queue_created = queue is None
+    if queue is None:
+        queue = queue_create(user=user, name=queue_name, queue_table=qt, comment=comment or "")
+    elif queue.queue_table_id != qt.pk or queue.kind != QueueKind.NORMAL:
+        raise Conflict(
+            f"A queue named {queue.name} already exists in queue table {queue.queue_table.name}.",
+            field="queue_name",
+        )
+
+    agent, agent_created = None, False
+    if db_user is not None:
+        name = db_user.get_username()
+        agent = Agent.objects.filter(name__iexact=name).first()
+        if agent is None:
+            agent = agent_create(user=user, name=name.upper())
+            agent_created = True
+        else:
+            others = sorted(agent.users.exclude(pk=db_user.pk).values_list("username", flat=True))
+            if others:
+                raise Conflict(
+                    f"Agent {agent.name} is associated with {', '.join(others)}, not only with "
+                    f"{name}: SET_UP_QUEUE reuses an agent only when it is the queue user's alone.",
+                    field="queue_user",
+                )
+        agent_enable_db_access(user=user, agent=agent, db_user=db_user)
+        for privilege in (Privilege.ENQUEUE, Privilege.DEQUEUE):
+            queue_privilege_grant(user=user, queue=queue, grantee=db_user, privilege=privilege)
+    return SetUpQueueResult(qt, queue, agent, qt_created, queue_created, agent_created)
+
+
 def _check_secure(user: User, queue: Queue, privilege: str, agent_name: str | None) -> None:
     """Secure queue tables: the owner may do anything; anyone else must be a secure queue user
     (associated with an agent), hold the privilege on the queue, and act as one of its agents."""
@@ -614,6 +730,8 @@ class DequeueRequest:
     lease_seconds: float = engine.DEFAULT_LEASE_S
     condition: str | None = None
     delivery_mode: str = engine.PERSISTENT
+    # TRANSACTIONAL queue tables: the group this consumer owns (from the previous answer).
+    group_token: str | None = None
 
 
 def message_dequeue(
@@ -643,6 +761,7 @@ def message_dequeue(
             listener=listener,
             condition=request.condition or None,
             delivery_mode=request.delivery_mode,
+            group_token=request.group_token or None,
         )
 
 
@@ -801,3 +920,17 @@ def exception_queue_replay(*, user: User, queue: Queue, ids: Sequence[int] | Non
 def queue_monitor_run() -> engine.MonitorReport:
     """One pass of the queue monitor (delays, expirations, leases, retention)."""
     return engine.monitor_run(raw_connection())
+
+
+def queue_storage_vacuum() -> list[engine.Bloat]:
+    """The queue monitor's housekeeping: VACUUM (ANALYZE) the storage leaves holding many dead
+    rows (``AQ_VACUUM_MIN_DEAD``, ``AQ_VACUUM_DEAD_RATIO``). VACUUM cannot run in a transaction,
+    so this is called outside one (Django's connection is then in autocommit mode)."""
+    if transaction.get_connection().in_atomic_block:
+        raise RuntimeError("queue_storage_vacuum must run outside a transaction")
+    conn = raw_connection()
+    found = engine.bloated(
+        conn, min_dead=settings.AQ_VACUUM_MIN_DEAD, dead_ratio=settings.AQ_VACUUM_DEAD_RATIO
+    )
+    engine.vacuum(conn, [b.table for b in found])
+    return found

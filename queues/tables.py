@@ -81,6 +81,7 @@ class MessageTable(tables.Table):
     id = tables.Column(linkify=False)
     enq_time = tables.DateTimeColumn(format="Y-m-d H:i:s")
     payload = tables.TemplateColumn(template_name="queues/_payload_cell.html", orderable=False)
+    txn_group = tables.Column(verbose_name="Transaction group")
     delivery_mode = tables.Column(verbose_name="Delivery")
     in_buffer = tables.Column(verbose_name="Buffer")
 
@@ -107,6 +108,7 @@ class MessageTable(tables.Table):
             "exception_reason",
             "replayed",
             "payload",
+            "txn_group",
             "kind",
             "type_name",
             "sender",

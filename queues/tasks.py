@@ -7,8 +7,13 @@ from celery import shared_task
 
 @shared_task(name="queues.tasks.queue_monitor_run", ignore_result=True)
 def queue_monitor_run() -> dict[str, Any]:
-    """AQ's queue monitor, run by beat: delays, expirations, lease expiry, retention. Safe to run
-    on two workers at once (every step claims rows with SKIP LOCKED)."""
+    """AQ's queue monitor, run by beat: delays, expirations, lease expiry, retention, then a
+    VACUUM of the queue tables' storage that needs it (outside the pass's transaction). Safe to
+    run on two workers at once (every step claims rows with SKIP LOCKED; VACUUM skips a table
+    another VACUUM holds)."""
     from queues.services import queue_monitor_run as run
+    from queues.services import queue_storage_vacuum
 
-    return run().as_dict()
+    report: dict[str, Any] = run().as_dict()
+    report["vacuumed"] = [b.table for b in queue_storage_vacuum()]
+    return report

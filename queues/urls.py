@@ -7,6 +7,7 @@ app_name = "queues"
 urlpatterns = [
     path("", views.QueueListView.as_view(), name="queue_list"),
     path("add/", views.queue_add, name="queue_add"),
+    path("set-up/", views.set_up_queue, name="set_up_queue"),
     path("<int:pk>/", views.queue_detail, name="queue_detail"),
     path("<int:pk>/edit/", views.queue_edit, name="queue_edit"),
     path("<int:pk>/delete/", views.queue_delete, name="queue_delete"),

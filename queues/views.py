@@ -22,6 +22,7 @@ from core.generic import (
 )
 from core.roles import user_can
 from queues import engine, selectors, services
+from queues.choices import MessageGrouping
 from queues.filtersets import (
     AgentFilterSet,
     MessageFilterSet,
@@ -42,6 +43,7 @@ from queues.forms import (
     QueueTableCreateForm,
     QueueTableEditForm,
     ReplayForm,
+    SetUpQueueForm,
     SubscriberForm,
 )
 from queues.models import Agent, Queue, QueuePrivilege, QueueTable, Subscriber
@@ -70,6 +72,7 @@ class QueueListView(ObjectListView):
     filterset_class = QueueFilterSet
     selector = staticmethod(selectors.queue_list)
     add_url_name = "queues:queue_add"
+    extra_add = (("queues:set_up_queue", "Set up queue"),)
 
 
 class AgentListView(ObjectListView):
@@ -168,7 +171,8 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
         filterset.qs if filterset.is_bound else filterset.queryset,
         # Why a message is there matters only in an exception queue; elsewhere the columns would
         # push the payload out of sight.
-        exclude=() if queue.is_exception else ("original_queue", "exception_reason", "replayed"),
+        exclude=(() if queue.is_exception else ("original_queue", "exception_reason", "replayed"))
+        + (() if queue.queue_table.message_grouping == "TRANSACTIONAL" else ("txn_group",)),
     )
     RequestConfig(
         request, paginate={"per_page": 20, "paginator_class": BoundedPaginator}
@@ -184,7 +188,10 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "filter": filterset,
             "subscribers": queue.subscribers.all(),
             "enqueue_form": EnqueueForm(),
-            "dequeue_form": DequeueForm(browse_only=not user_can(request.user, Capability.OPERATE)),
+            "dequeue_form": DequeueForm(
+                browse_only=not user_can(request.user, Capability.OPERATE),
+                grouped=queue.queue_table.message_grouping == MessageGrouping.TRANSACTIONAL,
+            ),
             "purge_form": PurgeForm(queue=queue),
             "replay_form": ReplayForm(),
             "subscriber_form": SubscriberForm(),
@@ -192,6 +199,43 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "commit_time_warning": queue.queue_table.sort_order == "priority,commit_time",
         },
     )
+
+
+def set_up_queue(request: HttpRequest) -> HttpResponse:
+    """DBMS_STREAMS_ADM.SET_UP_QUEUE: the same service as the API's; on success, the queue."""
+    require(request, Capability.CONFIGURE)
+    form = SetUpQueueForm(request.POST or None)
+    return form_page(
+        request,
+        form,
+        lambda: services.set_up_queue(user=request.user, **form.cleaned_data),
+        title="Set up queue (DBMS_STREAMS_ADM.SET_UP_QUEUE)",
+        success=lambda done: _set_up_done(request, done, form.cleaned_data["queue_user"]),
+        context={"submit_label": "Set up"},
+    )
+
+
+def _set_up_done(
+    request: HttpRequest, done: services.SetUpQueueResult, queue_user: str
+) -> HttpResponse:
+    """Land on the queue and say what the call did: a rerun changes only the queue user's part,
+    which the queue page itself does not show."""
+
+    def made(created: bool) -> str:
+        return "created" if created else "already existed"
+
+    said = [
+        f"Queue table {done.queue_table.name} {made(done.queue_table_created)}",
+        f"queue {done.queue.name} {made(done.queue_created)}",
+    ]
+    if done.agent is not None:
+        said.append(
+            f"{queue_user} is a secure queue user as agent {done.agent.name} "
+            f"({'new' if done.agent_created else 'existing'}) with ENQUEUE and DEQUEUE on "
+            f"{done.queue.name}"
+        )
+    messages.success(request, "; ".join(said) + ".")
+    return redirect(done.queue)
 
 
 def queue_add(request: HttpRequest) -> HttpResponse:
@@ -295,9 +339,9 @@ def queue_enqueue(request: HttpRequest, pk: int) -> HttpResponse:
 def queue_dequeue(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.VIEW)
     queue = get_object_or_404(Queue, pk=pk)
-    form = DequeueForm(
-        request.POST or None, browse_only=not user_can(request.user, Capability.OPERATE)
-    )
+    browse_only = not user_can(request.user, Capability.OPERATE)
+    grouped = queue.queue_table.message_grouping == MessageGrouping.TRANSACTIONAL
+    form = DequeueForm(request.POST or None, browse_only=browse_only, grouped=grouped)
     got = None
     mode = None
     restarted = exhausted = False
@@ -320,10 +364,19 @@ def queue_dequeue(request: HttpRequest, pk: int) -> HttpResponse:
             cursor = form.cursor_after(got[-1].position.token())
         elif form.cursor_dropped and not form.errors:
             cursor = ""  # made under another selection: forget it
-        if cursor is not None:
+        # TRANSACTIONAL queue tables: the page keeps the token of the group it took last, also
+        # past the group's end, so that Next message then says end of group (ORA-25235) as AQ
+        # does and Next transaction moves on. An answer without a token (BROWSE, nothing found)
+        # keeps the one it has: forgetting it would strand the rest of a half-taken group under
+        # a lease nobody holds.
+        posted = request.POST.get("group_token") or ""
+        token = str(got[-1].group_token) if got and got[-1].group_token else posted
+        if cursor is not None or token != posted:
             data = request.POST.copy()
-            data["cursor"] = cursor
-            form = DequeueForm(data, browse_only=not user_can(request.user, Capability.OPERATE))
+            if cursor is not None:
+                data["cursor"] = cursor
+            data["group_token"] = token
+            form = DequeueForm(data, browse_only=browse_only, grouped=grouped)
     response = render(
         request,
         "queues/_dequeue.html",

@@ -10,11 +10,19 @@ import json
 import math
 from io import StringIO
 
+import psycopg
 import pytest
 from django.core.management import CommandError, call_command
 
+from console.bench import peers, targets
 from console.bench.propagation import sizes_for as propagation_sizes
-from console.bench.queues import FULL_SIZES, PAYLOAD_JSON, sizes_for
+from console.bench.queues import (
+    BUFFERED_KEYS,
+    FULL_SIZES,
+    PAYLOAD_JSON,
+    buffered_supported,
+    sizes_for,
+)
 from queues.models import QueueTable
 
 SCALE = 0.002
@@ -36,14 +44,38 @@ def test_queues_suite_prints_every_key_and_loses_no_message() -> None:
     result, progress = run_bench("queues", "--json", "--scale", str(SCALE))
 
     sizes = sizes_for(SCALE)
-    for key in FULL_SIZES:
+    measured = [k for k in FULL_SIZES if buffered_supported() or k not in BUFFERED_KEYS]
+    for key in measured:
         assert result[key] > 0, key
         assert result[f"{key}_n"] == sizes[key], key
     assert result["dequeue_4_consumers_total"] == sizes["dequeue_4_consumers"]
     assert result["dequeue_4_consumers_duplicates"] == 0
     assert result["dequeue_4_consumers_left"] == 0
     assert result["pg_fsync"] in {"on", "off"}
+    assert set(result["server"]) >= {
+        "fsync",
+        "synchronous_commit",
+        "autovacuum",
+        "shared_buffers",
+        "wal_level",
+    }
+    assert result["server"]["fsync"] == result["pg_fsync"]
     assert "enqueue_single_per_txn" in progress
+    assert result["targets"]["dequeue_4_consumers_exact"]["status"] == "PASS"
+
+
+@LIVE
+def test_buffered_keys_are_measured_or_left_out_with_the_reason_never_invented() -> None:
+    result, progress = run_bench("queues", "--json", "--scale", str(SCALE))
+
+    if buffered_supported():
+        for key in BUFFERED_KEYS:
+            assert result[key] > 0 and result[f"{key}_n"] == sizes_for(SCALE)[key], key
+    else:
+        assert not any(k.startswith(BUFFERED_KEYS) for k in result)
+        assert "buffered messages are not built yet" in progress
+        t = result["targets"]["enqueue_single_buffered_vs_persistent"]
+        assert t["status"] == "NOT RUN" and "delivery_mode" in t["reason"]
 
 
 @LIVE
@@ -57,13 +89,163 @@ def test_queues_suite_removes_its_topology() -> None:
 def test_baseline_adds_the_plain_table_figures() -> None:
     result, _ = run_bench("queues", "--json", "--scale", str(SCALE), "--baseline")
 
-    for key in (
-        "baseline_insert_single_per_txn",
-        "baseline_copy_batch100",
-        "baseline_delete_single",
-        "baseline_delete_batch100",
+    sizes = sizes_for(SCALE)
+    for key, size in (
+        ("baseline_insert_single_per_txn", sizes["enqueue_single_per_txn"]),
+        ("baseline_copy_batch100", sizes["enqueue_batch100"]),
+        ("baseline_delete_single", sizes["dequeue_single"]),
+        ("baseline_delete_batch100", sizes["dequeue_batch100"]),
+        # The suite gives this figure only if each row went to exactly one of the four.
+        ("baseline_delete_4_consumers", sizes["dequeue_4_consumers"]),
+        ("baseline_unlogged_insert_single_per_txn", sizes["enqueue_single_buffered"]),
+        ("baseline_unlogged_delete_single", sizes["dequeue_single_buffered"]),
     ):
         assert result[key] > 0, key
+        assert result[f"{key}_n"] == size, key
+    assert result["targets"]["enqueue_batch100_vs_plain"]["status"] in {"PASS", "FAIL"}
+    assert result["targets"]["enqueue_batch100_vs_plain"]["required"] == pytest.approx(
+        0.6 * result["baseline_copy_batch100"], abs=0.1
+    )
+
+
+@LIVE
+def test_repeat_and_history_report_each_run_the_medians_and_the_history_target() -> None:
+    from django.db import connection
+
+    result, progress = run_bench(
+        "queues", "--json", "--scale", "0.01", "--repeat", "3", "--history", "0.006",
+        "--settle", "1",
+    )  # fmt: skip
+
+    runs = result["runs"]
+    assert len(runs) == 3
+    for key in ("enqueue_single_per_txn", "dequeue_batch100", "dequeue_4_consumers"):
+        values = sorted(r[key] for r in runs)
+        assert result[key] == values[1], key
+        assert result["spread"][key]["min"] == values[0]
+        assert result["spread"][key]["max"] == values[2]
+        t = result["targets"][f"{key}_history"]
+        assert t["compared"]["first_run"] == runs[0][key]
+        assert t["status"] == (
+            "PASS" if min(values_after(runs, key)) >= 0.9 * runs[0][key] else "FAIL"
+        )
+    for r in runs:
+        assert r["dequeue_4_consumers_total"] == sizes_for(0.01)["dequeue_4_consumers"]
+    # 6,000 messages went through the queues between run 1 and run 2, and were all consumed.
+    assert result["history"]["messages"] == 6_000
+    assert result["history"]["loaded_before_run"] == 2
+    assert [s["seconds"] for s in result["settle"]] == [1.0, 1.0]
+    assert all(s["monitor_passes"] >= 1 for s in result["settle"])
+    assert "run 3 of 3" in progress and "history 6,000 messages" in progress
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT count(*) FROM queues_queue WHERE name LIKE %s", [result["prefix"] + "%"]
+        )
+        assert cur.fetchone()[0] == 0
+
+
+def values_after(runs: list[dict], key: str) -> list[float]:
+    return [r[key] for r in runs[1:]]
+
+
+@LIVE
+def test_peers_run_in_the_same_command_beside_each_engine_workload() -> None:
+    """PGMQ and PgQ on this server (scripts/install-bench-peers.sh); CI does not install them."""
+    from queues.services import conninfo
+
+    try:
+        installed = peers.check_installed(conninfo())
+    except peers.PeerMissing as exc:
+        pytest.skip(f"{exc}")
+
+    result, progress = run_bench("queues", "--json", "--scale", "0.01", "--peers", "--baseline")
+
+    sizes = sizes_for(0.01)
+    assert result["pgmq_source"] == installed["pgmq_source"]
+    assert result["pgq_version"] == installed["pgq_version"]
+    for key in peers.PGMQ_WORKLOADS:
+        assert result[f"pgmq_{key}"] > 0, key
+        assert result[f"pgmq_{key}_n"] == sizes[key], key
+        assert result[f"ratio_pgmq_{key}"] == pytest.approx(
+            result[key] / result[f"pgmq_{key}"], abs=1e-3
+        )
+        assert result["targets"][f"{key}_not_below_pgmq"]["status"] in {"PASS", "FAIL"}
+        assert result["targets"][f"{key}_ahead"]["status"] in {"PASS", "FAIL"}
+    for key in ("enqueue_single_per_txn", "enqueue_batch100"):
+        assert result[f"pgq_{key}"] > 0
+        assert result[f"ratio_pgq_{key}"] == pytest.approx(
+            result[key] / result[f"pgq_{key}"], abs=1e-3
+        )
+    assert result["pgq_dequeue_batch_read_n"] == sizes["enqueue_batch100"]
+    # Interleaved: each peer's figure comes right after the engine's own.
+    lines = [line.split()[0] for line in progress.splitlines() if line.startswith("  ")]
+    assert lines.index("pgmq_dequeue_single") == lines.index("dequeue_single") + 1
+    # The peers' queues are gone from their databases.
+    prefix = result["prefix"].lower()
+    with psycopg.connect(peers.peer_conninfo(conninfo(), peers.PGMQ_DB)) as conn:
+        left = conn.execute(
+            "SELECT count(*) FROM pgmq.meta WHERE queue_name LIKE %s", (prefix + "%",)
+        ).fetchone()
+        assert left == (0,)
+    with psycopg.connect(peers.peer_conninfo(conninfo(), peers.PGQ_DB)) as conn:
+        left = conn.execute(
+            "SELECT count(*) FROM pgq.queue WHERE queue_name LIKE %s", (prefix + "%",)
+        ).fetchone()
+        assert left == (0,)
+
+
+@LIVE
+def test_peers_missing_is_refused_before_anything_runs_naming_the_install_script(
+    monkeypatch,
+) -> None:
+    monkeypatch.setattr(peers, "PGMQ_DB", "aq_no_such_pgmq_peer")
+    before = QueueTable.objects.count()
+
+    with pytest.raises(CommandError, match=r"aq_no_such_pgmq_peer.*install-bench-peers\.sh"):
+        run_bench("queues", "--json", "--scale", str(SCALE), "--peers")
+
+    assert QueueTable.objects.count() == before
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["queues", "--history", "1"], "--history needs --repeat 2 or more"),
+        (["queues", "--repeat", "0"], "--repeat must be 1 or more"),
+        (["rules", "--peers"], "--peers: only the queues suite takes these options"),
+        (["rules", "--repeat", "2"], "--repeat: only the queues suite takes these options"),
+    ],
+)
+def test_bad_queues_options_are_refused_with_the_option_named(args, message) -> None:
+    with pytest.raises(CommandError, match=message):
+        call_command("bench", *args, "--json", stderr=StringIO(), stdout=StringIO())
+
+
+def test_targets_hold_single_workloads_to_the_plain_table_where_1_5x_pgmq_is_above_it() -> None:
+    result = {
+        "enqueue_single_per_txn": 1_000.0,
+        "pgmq_enqueue_single_per_txn": 2_000.0,
+        "baseline_insert_single_per_txn": 2_500.0,
+        "enqueue_batch100": 20_000.0,
+        "pgmq_enqueue_batch100": 10_000.0,
+        "baseline_copy_batch100": 60_000.0,
+    }
+
+    got = targets.check(result)
+
+    single = got["enqueue_single_per_txn_ahead"]
+    assert single["status"] == "FAIL"
+    assert single["rule"] == "90% of the plain table"
+    assert single["required"] == 2_250.0
+    batch = got["enqueue_batch100_ahead"]
+    assert (batch["status"], batch["rule"], batch["required"]) == ("PASS", "1.5x PGMQ", 15_000.0)
+    assert got["enqueue_batch100_vs_plain"]["status"] == "FAIL"  # 20,000 < 60% of 60,000
+    assert got["enqueue_batch100_not_below_pgq"] == {
+        "status": "NOT RUN",
+        "target": "enqueue_batch100 not below PgQ",
+        "reason": "needs --peers",
+    }
+    assert got["dequeue_single_ahead"]["reason"] == "needs --peers and --baseline"
 
 
 def test_payload_is_the_shared_241_bytes() -> None:
@@ -78,6 +260,8 @@ def test_full_scale_sizes_are_the_workloads() -> None:
         "dequeue_single": 5_000,
         "dequeue_batch100": 50_000,
         "dequeue_4_consumers": 20_000,
+        "enqueue_single_buffered": 5_000,
+        "dequeue_single_buffered": 5_000,
     }
 
 

@@ -1,103 +1,98 @@
 """The ``queues`` suite of bench/WORKLOADS.md: the queue engine's own Python API, one psycopg
-connection per client, on a single-consumer enq_time-ordered queue created under a random
-``BENCH_<hex>`` prefix and dropped afterwards (purge + delete), even when a workload fails.
+connection per client, on single-consumer enq_time-ordered queues of one queue table created under
+a random ``BENCH_<hex>`` prefix and dropped afterwards (purge + delete), even when a workload
+fails.
 
-Each pair of workloads runs on a fresh queue of one queue table: ``enqueue_single_per_txn``
-(5,000) then ``dequeue_single`` drains exactly those; ``enqueue_batch100`` (100,000) then
-``dequeue_batch100`` takes the first 50,000 (the rest is purged at the end); exactly 20,000 are
-loaded (untimed) into a third queue and ``dequeue_4_consumers`` runs four consumer *processes* (not
-threads: the GIL would serialise the client side on a 2-core machine) until it is empty, and counts
-the distinct ids they got.
+Each pair of workloads has a queue of its own: ``enqueue_single_per_txn`` (5,000) then
+``dequeue_single`` drains exactly those; ``enqueue_batch100`` (100,000) then ``dequeue_batch100``
+takes the first 50,000 (the rest is drained untimed at the end of the run); exactly 20,000 are
+loaded (untimed) into a third queue and ``dequeue_4_consumers`` runs four consumer processes until
+it is empty, and counts the distinct ids they got; ``enqueue_single_buffered`` and
+``dequeue_single_buffered`` do the single pair with ``delivery_mode=BUFFERED`` on a fourth queue,
+when the engine has buffered messages.
 
-``baseline=True`` adds the physical limit of the same server: the same shapes of work on a plain
-table with only a primary key (single-row INSERT commits, COPY in batches of 100, DELETE ... SKIP
-LOCKED single and in batches of 100), so the figures can be read against what PostgreSQL itself
-does here.
+The peers (``--peers``: PGMQ and PgQ, console/bench/peers.py) and the plain tables
+(``--baseline``: console/bench/baseline.py) run the same shape right after each engine workload,
+so the machine's drift hits every side alike. ``--repeat K`` runs all of it K times on the same
+queues; ``--history M`` puts M million consumed messages through those queues after the first run,
+and the queue monitor gets ``--settle`` seconds before each later run (docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
-import json
-import multiprocessing as mp
+import inspect
 import os
 import platform
-import queue as queue_mod
 import secrets
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
 
+from console.bench import targets
+from console.bench.baseline import PlainTables
+from console.bench.consumers import Take, run_consumers
+from console.bench.peers import (
+    PGMQ_WORKLOADS,
+    PGQ_WORKLOADS,
+    Pgmq,
+    Pgq,
+    add_ratios,
+    check_installed,
+)
+from console.bench.repeats import combine, monitor_settle, spread
+from console.bench.workload import (
+    BATCH,
+    CONSUMERS,
+    FULL_SIZES,
+    PAYLOAD,
+    PAYLOAD_JSON,
+    BenchError,
+    Log,
+    Timing,
+    record,
+    sizes_for,
+)
 from queues import engine
 
-# bench/payload.json of the shared workloads, byte for byte (241 bytes of JSON): kept here so the
-# suite runs from a plain clone.
-PAYLOAD_JSON = (
-    '{"order_id": 12345, "region": "EUROPE", "priority": 1, "customer": "ACME Corporation", '
-    '"items": [{"sku": "X-1", "qty": 3}, {"sku": "Y-2", "qty": 1}], "note": '
-    '"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}'
-)
-PAYLOAD: dict[str, Any] = json.loads(PAYLOAD_JSON)
+__all__ = ["FULL_SIZES", "PAYLOAD", "PAYLOAD_JSON", "BenchError", "run", "sizes_for"]
 
-BATCH = 100
-CONSUMERS = 4
-FULL_SIZES: dict[str, int] = {
-    "enqueue_single_per_txn": 5_000,
-    "enqueue_batch100": 100_000,
-    "dequeue_single": 5_000,
-    "dequeue_batch100": 50_000,
-    "dequeue_4_consumers": 20_000,
-}
-KEYS = tuple(FULL_SIZES)
-# Seconds a consumer process may take to start and connect before the run is abandoned.
-START_TIMEOUT_S = 120.0
-
-Log = Callable[[str], None]
+BUFFERED_KEYS = ("enqueue_single_buffered", "dequeue_single_buffered")
+# Messages per enqueue and per dequeue while --history loads consumed messages (not timed).
+HISTORY_BATCH = 1_000
+# The queue monitor's default settling time after --history: the issue's "a minute".
+SETTLE_S = 60.0
 
 
-class BenchError(RuntimeError):
-    """A workload did not do what it claims (wrong count, a consumer died): no figure is given."""
+def buffered_supported() -> bool:
+    """Whether this engine takes ``delivery_mode`` on enqueue and dequeue (issue 13 adds it)."""
+    return all(
+        "delivery_mode" in inspect.signature(fn).parameters
+        for fn in (engine.enqueue, engine.dequeue)
+    )
 
 
-@dataclass(frozen=True)
-class Timing:
-    n: int
-    seconds: float
-
-    @property
-    def rate(self) -> float:
-        return round(self.n / self.seconds, 1) if self.seconds > 0 else 0.0
-
-
-def sizes_for(scale: float) -> dict[str, int]:
-    """The workload sizes at ``scale`` (1.0 = WORKLOADS.md); batched ones stay whole batches."""
-
-    def size(full: int, step: int) -> int:
-        return max(step, round(full * scale / step) * step)
-
-    return {
-        "enqueue_single_per_txn": size(FULL_SIZES["enqueue_single_per_txn"], 1),
-        "enqueue_batch100": size(FULL_SIZES["enqueue_batch100"], BATCH),
-        "dequeue_single": size(FULL_SIZES["dequeue_single"], 1),
-        "dequeue_batch100": size(FULL_SIZES["dequeue_batch100"], BATCH),
-        "dequeue_4_consumers": size(FULL_SIZES["dequeue_4_consumers"], CONSUMERS),
-    }
+def _delivery(buffered: bool) -> dict[str, str]:
+    return {"delivery_mode": getattr(engine, "BUFFERED", "BUFFERED")} if buffered else {}
 
 
 def _message() -> engine.NewMessage:
     return engine.NewMessage(payload=PAYLOAD)
 
 
-# --- the workloads -------------------------------------------------------------------------------
+# --- the engine's workloads ----------------------------------------------------------------------
 
 
-def enqueue_single(conn: psycopg.Connection, info: engine.QueueInfo, n: int) -> Timing:
+def enqueue_single(
+    conn: psycopg.Connection, info: engine.QueueInfo, n: int, *, buffered: bool = False
+) -> Timing:
+    mode = _delivery(buffered)
     start = time.perf_counter()
     for _ in range(n):
-        engine.enqueue(conn, info, [_message()])
+        engine.enqueue(conn, info, [_message()], **mode)
         conn.commit()
     return Timing(n, time.perf_counter() - start)
 
@@ -112,13 +107,16 @@ def enqueue_batches(conn: psycopg.Connection, info: engine.QueueInfo, n: int) ->
     return Timing(n, time.perf_counter() - start)
 
 
-def dequeue_single(conn: psycopg.Connection, info: engine.QueueInfo, n: int) -> Timing:
+def dequeue_single(
+    conn: psycopg.Connection, info: engine.QueueInfo, n: int, *, buffered: bool = False
+) -> Timing:
+    mode = _delivery(buffered)
     start = time.perf_counter()
     for i in range(n):
-        got = engine.dequeue(conn, info, mode=engine.REMOVE)
+        got = engine.dequeue(conn, info, mode=engine.REMOVE, **mode)
         conn.commit()
         if len(got) != 1:
-            raise BenchError(f"dequeue_single found the queue empty after {i} of {n} messages.")
+            raise BenchError(f"A single dequeue found the queue empty after {i} of {n} messages.")
     return Timing(n, time.perf_counter() - start)
 
 
@@ -132,112 +130,46 @@ def dequeue_batches(conn: psycopg.Connection, info: engine.QueueInfo, n: int) ->
     return Timing(n, time.perf_counter() - start)
 
 
-def _consumer(
-    conninfo: str,
-    queue_id: int,
-    barrier: Any,
-    results: Any,
-) -> None:
-    """One of the concurrent consumers: REMOVE one message per transaction until the queue is empty.
-
-    An empty answer is final here: nothing is enqueued during the run, and SKIP LOCKED only hides
-    rows another consumer holds, which that consumer then deletes and commits.
-    """
-    try:
-        with psycopg.connect(conninfo) as conn:
-            info = engine.queue_info(conn, queue_id)
-            conn.commit()
-            barrier.wait(timeout=START_TIMEOUT_S)
-            ids: list[int] = []
-            while True:
-                got = engine.dequeue(conn, info, mode=engine.REMOVE)
-                conn.commit()
-                if not got:
-                    break
-                ids.append(got[0].id)
-            results.put(("ok", (ids, conn.info.backend_pid), time.monotonic()))
-    except BaseException as exc:
-        barrier.abort()
-        results.put(("error", f"{type(exc).__name__}: {exc}", time.monotonic()))
-
-
-@dataclass(frozen=True)
-class ConcurrentRun:
-    timing: Timing
-    ids: list[int]
-    backend_pids: list[int]
-
-
-def dequeue_concurrent(conninfo: str, queue_id: int, n: int) -> ConcurrentRun:
-    """Run :data:`CONSUMERS` consumer processes from one start line; the clock stops when the last
-    one has found the queue empty. Returns the timing and every id received (duplicates kept)."""
-    # spawn, not fork: a child must not inherit this process's open PostgreSQL sockets.
-    ctx = mp.get_context("spawn")
-    barrier = ctx.Barrier(CONSUMERS + 1)
-    results = ctx.Queue()
-    procs = [
-        ctx.Process(target=_consumer, args=(conninfo, queue_id, barrier, results), daemon=True)
-        for _ in range(CONSUMERS)
-    ]
-    for p in procs:
-        p.start()
-    try:
-        try:
-            barrier.wait(timeout=START_TIMEOUT_S)
-        except Exception as exc:
-            raise BenchError(f"A consumer failed to start: {_first_error(results)}") from exc
-        start = time.monotonic()
-        ids: list[int] = []
-        ends: list[float] = []
-        pids: list[int] = []
-        for _ in procs:
-            try:
-                status, data, end = results.get(timeout=max(600.0, n / 10))
-            except queue_mod.Empty as exc:
-                raise BenchError("A consumer did not finish in time.") from exc
-            if status != "ok":
-                raise BenchError(f"A consumer failed: {data}")
-            ids.extend(data[0])
-            pids.append(data[1])
-            ends.append(end)
-        for p in procs:
-            p.join(timeout=30)
-        return ConcurrentRun(Timing(n, max(ends) - start), ids, pids)
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-                p.join(timeout=10)
-
-
-def _first_error(results: Any) -> str:
-    try:
-        status, data, _ = results.get(timeout=5)
-    except queue_mod.Empty:
-        return "no report (the process died)"
-    return data if status == "error" else "unknown"
-
-
-def _message_count(conn: psycopg.Connection, queue_id: int) -> int:
-    row = conn.execute(
-        "SELECT count(*) FROM aq_message WHERE queue_id = %s", (queue_id,)
-    ).fetchone()
+def drain(conn: psycopg.Connection, info: engine.QueueInfo, *, buffered: bool = False) -> int:
+    """Consume whatever the queue still holds (untimed), so the next run starts on an empty queue
+    whose history is consumed messages, as a real queue's is."""
+    mode, taken = _delivery(buffered), 0
+    while got := engine.dequeue(conn, info, mode=engine.REMOVE, batch=HISTORY_BATCH, **mode):
+        conn.commit()
+        taken += len(got)
     conn.commit()
-    return int(row[0]) if row else 0
+    return taken
+
+
+def engine_consumer(conn: psycopg.Connection, queue_id: int) -> Take:
+    """Opener of an engine ``dequeue_4_consumers`` consumer (runs in the child process, which
+    imports this module with nothing but psycopg and the engine: no Django)."""
+    info = engine.queue_info(conn, queue_id)
+    conn.commit()
+
+    def take() -> int | None:
+        got = engine.dequeue(conn, info, mode=engine.REMOVE)
+        conn.commit()
+        return got[0].id if got else None
+
+    return take
 
 
 def dequeue_plan(conn: psycopg.Connection, info: engine.QueueInfo) -> str:
     """The plan PostgreSQL picks for the engine's single-message claim on ``info`` right now, as
     ``Node > Node(index)``: whether it walks the ordered index or sorts the whole queue decides
-    the dequeue figures, and it depends on the table's statistics."""
+    the dequeue figures, and it depends on the table's statistics. Reads the engine's own filter
+    and the one-table storage, so it raises AttributeError or psycopg.Error on another layout."""
     where, params = engine._candidate_filter(info, correlation=None, msgid=None, after=None)
     sql = (
         f"EXPLAIN (FORMAT JSON) SELECT m.id FROM aq_message m WHERE {where} "
         "AND m.locked_until IS NULL ORDER BY m.sort_pri, m.commit_seq, m.id LIMIT 1 "
         "FOR UPDATE SKIP LOCKED"
     )
-    plan = conn.execute(sql, params).fetchone()[0][0]["Plan"]  # type: ignore[index]
-    conn.rollback()
+    try:
+        plan = conn.execute(sql, params).fetchone()[0][0]["Plan"]  # type: ignore[index]
+    finally:
+        conn.rollback()
     steps: list[str] = []
     while plan:
         index = plan.get("Index Name")
@@ -247,12 +179,13 @@ def dequeue_plan(conn: psycopg.Connection, info: engine.QueueInfo) -> str:
 
 
 def table_facts(conn: psycopg.Connection) -> dict[str, Any]:
-    """What the planner knows about aq_message (autovacuum off leaves it knowing nothing)."""
+    """What the planner knows about aq_message (autovacuum off leaves it knowing nothing); empty
+    when the engine keeps its messages elsewhere."""
     row = conn.execute(
         "SELECT c.reltuples, s.last_analyze, s.last_autoanalyze, "
         "EXISTS (SELECT 1 FROM pg_stats WHERE tablename = 'aq_message') "
         "FROM pg_class c JOIN pg_stat_user_tables s ON s.relid = c.oid "
-        "WHERE c.oid = 'aq_message'::regclass"
+        "WHERE c.oid = to_regclass('aq_message') AND c.relkind = 'r'"
     ).fetchone()
     conn.commit()
     if row is None:
@@ -266,68 +199,10 @@ def table_facts(conn: psycopg.Connection) -> dict[str, Any]:
     }
 
 
-# --- the physical limit: a plain table -----------------------------------------------------------
-
-
-def plain_table_baseline(
-    conninfo: str, prefix: str, sizes: dict[str, int], log: Log
-) -> dict[str, Any]:
-    """The same shapes of work on a logged table with only a primary key."""
-    table = f"{prefix.lower()}_plain"
-    out: dict[str, Any] = {}
-    with psycopg.connect(conninfo) as conn:
-        conn.execute(
-            f"CREATE TABLE {table} (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
-            f"payload jsonb NOT NULL, enq_time timestamptz NOT NULL DEFAULT now())"
-        )
-        conn.commit()
-        try:
-            insert = f"INSERT INTO {table} (payload) VALUES (%s)"
-            n = sizes["enqueue_single_per_txn"]
-            start = time.perf_counter()
-            for _ in range(n):
-                conn.execute(insert, (PAYLOAD_JSON,), prepare=True)
-                conn.commit()
-            _record(out, "baseline_insert_single_per_txn", Timing(n, time.perf_counter() - start))
-            log(f"  baseline_insert_single_per_txn  {out['baseline_insert_single_per_txn']:>10}/s")
-
-            n = sizes["enqueue_batch100"]
-            start = time.perf_counter()
-            for _ in range(n // BATCH):
-                with conn.cursor().copy(f"COPY {table} (payload) FROM STDIN") as copy:
-                    for _ in range(BATCH):
-                        copy.write_row((PAYLOAD_JSON,))
-                conn.commit()
-            _record(out, "baseline_copy_batch100", Timing(n, time.perf_counter() - start))
-            log(f"  baseline_copy_batch100          {out['baseline_copy_batch100']:>10}/s")
-
-            take = (
-                f"WITH c AS (SELECT id FROM {table} ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED) "
-                f"DELETE FROM {table} t USING c WHERE t.id = c.id RETURNING t.id, t.payload"
-            )
-            n = sizes["dequeue_single"]
-            start = time.perf_counter()
-            for _ in range(n):
-                conn.execute(take, (1,), prepare=True).fetchall()
-                conn.commit()
-            _record(out, "baseline_delete_single", Timing(n, time.perf_counter() - start))
-            log(f"  baseline_delete_single          {out['baseline_delete_single']:>10}/s")
-
-            n = sizes["dequeue_batch100"]
-            start = time.perf_counter()
-            for _ in range(n // BATCH):
-                conn.execute(take, (BATCH,), prepare=True).fetchall()
-                conn.commit()
-            _record(out, "baseline_delete_batch100", Timing(n, time.perf_counter() - start))
-            log(f"  baseline_delete_batch100        {out['baseline_delete_batch100']:>10}/s")
-        finally:
-            conn.rollback()
-            conn.execute(f"DROP TABLE IF EXISTS {table}")
-            conn.commit()
-    return out
-
-
 # --- context -------------------------------------------------------------------------------------
+
+# What issue 13 asks to record beside every side-by-side run (SHOW of each).
+SERVER_SHOW = ("fsync", "synchronous_commit", "autovacuum", "shared_buffers", "wal_level")
 
 
 def server_settings(conn: psycopg.Connection) -> dict[str, Any]:
@@ -361,95 +236,279 @@ def server_settings(conn: psycopg.Connection) -> dict[str, Any]:
     }
 
 
-def _record(out: dict[str, Any], key: str, timing: Timing) -> None:
-    out[key] = timing.rate
-    out[f"{key}_s"] = round(timing.seconds, 3)
-    out[f"{key}_n"] = timing.n
-
-
 # --- the suite -----------------------------------------------------------------------------------
 
 
-def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict[str, Any]:
-    """Run every ``queues`` workload and return the result object (rates in messages/second)."""
+@dataclass
+class Suite:
+    """One command's topology and options; the queues live across the repeats."""
+
+    conninfo: str
+    prefix: str
+    sizes: dict[str, int]
+    baseline: bool
+    peers: bool
+    buffered: bool
+    queues: dict[str, Any] = field(default_factory=dict)  # role -> queues.models.Queue
+
+    def info(self, conn: psycopg.Connection, role: str) -> engine.QueueInfo:
+        return engine.queue_info(conn, self.queues[role].pk)
+
+
+def run(
+    *,
+    scale: float = 1.0,
+    baseline: bool = False,
+    log: Log = print,
+    peers: bool = False,
+    repeat: int = 1,
+    history: float = 0.0,
+    settle: float | None = None,
+) -> dict[str, Any]:
+    """Run every ``queues`` workload ``repeat`` times and return the result object (rates in
+    messages/second; with ``repeat`` > 1 the medians, and each run under ``runs``)."""
     # Django (and so the services) only in the parent: consumer processes import this module
     # with nothing but psycopg and the engine.
     from queues import services
 
-    sizes = sizes_for(scale)
+    if repeat < 1:
+        raise BenchError("--repeat must be 1 or more.")
+    if history < 0:
+        raise BenchError("--history must not be negative.")
+    if history and repeat < 2:
+        raise BenchError(
+            "--history needs --repeat 2 or more: run 1 measures the fresh queues, the history "
+            "is loaded after it, and runs 2 and later measure the queues that hold it."
+        )
+    settle = (SETTLE_S if history else 0.0) if settle is None else settle
+    if settle < 0:
+        raise BenchError("--settle must not be negative.")
     conninfo = services.conninfo()
-    prefix = f"BENCH_{secrets.token_hex(4).upper()}"
-    out: dict[str, Any] = {"suite": "queues", "scale": scale, "prefix": prefix}
+    suite = Suite(
+        conninfo=conninfo,
+        prefix=f"BENCH_{secrets.token_hex(4).upper()}",
+        sizes=sizes_for(scale),
+        baseline=baseline,
+        peers=peers,
+        buffered=buffered_supported(),
+    )
+    out: dict[str, Any] = {"suite": "queues", "scale": scale, "prefix": suite.prefix}
     with psycopg.connect(conninfo) as conn:
         out.update(server_settings(conn))
+    out["server"] = {name: out[f"pg_{name}"] for name in SERVER_SHOW}
+    out["server"]["version"] = out["postgres_version"]
+    if peers:
+        out.update(check_installed(conninfo))
+        out["pgmq_workloads"] = PGMQ_WORKLOADS
+        out["pgq_workloads"] = PGQ_WORKLOADS
     log(
-        f"queues benchmark under {prefix} (scale {scale}, PostgreSQL {out['postgres_version']}, "
-        f"fsync={out['pg_fsync']}, synchronous_commit={out['pg_synchronous_commit']}, "
-        f"autovacuum={out['pg_autovacuum']})"
+        f"queues benchmark under {suite.prefix} (scale {scale}, PostgreSQL "
+        f"{out['postgres_version']}, "
+        + ", ".join(f"{k}={v}" for k, v in out["server"].items() if k != "version")
+        + ")"
     )
+    if not suite.buffered:
+        log(
+            "buffered messages are not built yet (engine.enqueue/dequeue take no delivery_mode): "
+            f"{', '.join(BUFFERED_KEYS)} are left out"
+        )
 
     qt = services.queue_table_create(
         user=None,
-        name=f"{prefix}_QT",
+        name=f"{suite.prefix}_QT",
         sort_order="enq_time",
         comment="benchmark; dropped when the run ends",
     )
+    runs: list[dict[str, Any]] = []
     try:
-        # One queue per pair of workloads, so each starts on a queue with no history: the dequeue
-        # index scan walks past the entries of removed messages until VACUUM clears them, and
-        # that cost belongs to the server's vacuum policy, not to one workload's figure.
-        single, batch, concurrent = (
-            services.queue_create(user=None, name=f"{prefix}_{suffix}", queue_table=qt)
-            for suffix in ("SINGLE", "BATCH", "CONCURRENT")
-        )
-        with psycopg.connect(conninfo) as conn:
-            info = engine.queue_info(conn, single.pk)
+        roles = ["single", "batch", "concurrent"] + (["buffered"] if suite.buffered else [])
+        for role in roles:
+            suite.queues[role] = services.queue_create(
+                user=None, name=f"{suite.prefix}_{role.upper()}", queue_table=qt
+            )
+        for k in range(1, repeat + 1):
+            if k == 2 and history:
+                out["history"] = load_history(suite, int(history * 1_000_000), log)
+            if k >= 2 and settle:
+                out.setdefault("settle", []).append(monitor_settle(settle, log))
+            log(f"run {k} of {repeat}:" if repeat > 1 else "run:")
+            runs.append(run_once(suite, k, log))
+    finally:
+        _drop(services, qt)
+
+    out.update(combine(runs))
+    if repeat > 1:
+        out["runs"] = runs
+        out["spread"] = spread(runs)
+    out["targets"] = targets.check(out, runs)
+    log("targets of issue 13 (reported, not enforced):")
+    for line in targets.report_lines(out["targets"]):
+        log(line)
+    return out
+
+
+def run_once(suite: Suite, k: int, log: Log) -> dict[str, Any]:
+    """Every workload once, each side right after the engine's, on the suite's (empty) queues."""
+    sizes, out = suite.sizes, {}
+    prefix = f"{suite.prefix}_R{k}"
+
+    def rec(key: str, timing: Timing) -> None:
+        record(out, key, timing, log)
+
+    # Every side's tables and queues go at the end, each even if another's cleanup fails.
+    with ExitStack() as cleanup:
+        plain: PlainTables | None = None
+        pgmq: Pgmq | None = None
+        pgq: Pgq | None = None
+        if suite.baseline:
+            plain = PlainTables(suite.conninfo, prefix)
+            cleanup.callback(plain.drop)
+        if suite.peers:
+            pgmq = Pgmq(suite.conninfo, prefix)
+            cleanup.callback(pgmq.close)
+            pgq = Pgq(suite.conninfo, prefix)
+            cleanup.callback(pgq.close)
+        with psycopg.connect(suite.conninfo) as conn:
+            info = suite.info(conn, "single")
             n = sizes["enqueue_single_per_txn"]
-            _record(out, "enqueue_single_per_txn", enqueue_single(conn, info, n))
-            log(f"  enqueue_single_per_txn  {out['enqueue_single_per_txn']:>10}/s")
-            _record(out, "dequeue_single", dequeue_single(conn, info, sizes["dequeue_single"]))
-            log(f"  dequeue_single          {out['dequeue_single']:>10}/s")
+            rec("enqueue_single_per_txn", enqueue_single(conn, info, n))
+            if pgmq:
+                rec("pgmq_enqueue_single_per_txn", pgmq.enqueue_single(n))
+            if pgq:
+                rec("pgq_enqueue_single_per_txn", pgq.enqueue_single(n))
+            if plain:
+                rec("baseline_insert_single_per_txn", plain.insert_single(n))
 
-            info = engine.queue_info(conn, batch.pk)
-            _record(out, "enqueue_batch100", enqueue_batches(conn, info, sizes["enqueue_batch100"]))
-            log(f"  enqueue_batch100        {out['enqueue_batch100']:>10}/s")
-            _record(out, "dequeue_batch100", dequeue_batches(conn, info, sizes["dequeue_batch100"]))
-            log(f"  dequeue_batch100        {out['dequeue_batch100']:>10}/s")
+            n = sizes["dequeue_single"]
+            rec("dequeue_single", dequeue_single(conn, info, n))
+            if pgmq:
+                rec("pgmq_dequeue_single", pgmq.dequeue_single(n))
+            if plain:
+                rec("baseline_delete_single", plain.delete_single(n))
 
-            # Exactly the workload's number of messages, so "queue empty" ends the consumers.
-            info = engine.queue_info(conn, concurrent.pk)
+            info = suite.info(conn, "batch")
+            n = sizes["enqueue_batch100"]
+            rec("enqueue_batch100", enqueue_batches(conn, info, n))
+            if pgmq:
+                rec("pgmq_enqueue_batch100", pgmq.enqueue_batches(n))
+            if pgq:
+                rec("pgq_enqueue_batch100", pgq.enqueue_batches(n))
+            if plain:
+                rec("baseline_copy_batch100", plain.copy_batches(n))
+
+            n = sizes["dequeue_batch100"]
+            rec("dequeue_batch100", dequeue_batches(conn, info, n))
+            if pgmq:
+                rec("pgmq_dequeue_batch100", pgmq.dequeue_batches(n))
+            if pgq:
+                # PgQ reads the whole batch queue its way (no deletes); no ratio, see peers.py.
+                rec("pgq_dequeue_batch_read", pgq.read_batches(sizes["enqueue_batch100"]))
+            if plain:
+                rec("baseline_delete_batch100", plain.delete_batches(n))
+            out["dequeue_batch100_drained_after"] = drain(conn, info)
+
+            out.update(engine_concurrent(suite, conn, log))
             n = sizes["dequeue_4_consumers"]
-            for start in range(0, n, BATCH):
-                engine.enqueue(conn, info, [_message() for _ in range(min(BATCH, n - start))])
-                conn.commit()
-            if _message_count(conn, info.id) != n:
-                raise BenchError("The queue does not hold exactly the messages just loaded.")
-            out["dequeue_plan"] = dequeue_plan(conn, info)
-            out.update(table_facts(conn))
+            if pgmq:
+                rec("pgmq_dequeue_4_consumers", pgmq.dequeue_concurrent(n).timing)
+            if plain:
+                rec("baseline_delete_4_consumers", plain.delete_concurrent(n).timing)
 
-        run4 = dequeue_concurrent(conninfo, info.id, n)
-        _record(out, "dequeue_4_consumers", run4.timing)
-        out["dequeue_4_consumers_total"] = len(set(run4.ids))
-        out["dequeue_4_consumers_duplicates"] = len(run4.ids) - len(set(run4.ids))
+            if suite.buffered:
+                info = suite.info(conn, "buffered")
+                n = sizes["enqueue_single_buffered"]
+                rec("enqueue_single_buffered", enqueue_single(conn, info, n, buffered=True))
+                if plain:
+                    rec(
+                        "baseline_unlogged_insert_single_per_txn",
+                        plain.insert_single(n, unlogged=True),
+                    )
+                n = sizes["dequeue_single_buffered"]
+                rec("dequeue_single_buffered", dequeue_single(conn, info, n, buffered=True))
+                if plain:
+                    rec("baseline_unlogged_delete_single", plain.delete_single(n, unlogged=True))
+                if drain(conn, info, buffered=True):
+                    raise BenchError("The buffered queue held more messages than were enqueued.")
+            elif plain:
+                # The limit is a fact of the server, measured whether or not the engine has it.
+                n = sizes["enqueue_single_buffered"]
+                rec(
+                    "baseline_unlogged_insert_single_per_txn", plain.insert_single(n, unlogged=True)
+                )
+                rec("baseline_unlogged_delete_single", plain.delete_single(n, unlogged=True))
+    add_ratios(out)
+    return out
+
+
+def engine_concurrent(suite: Suite, conn: psycopg.Connection, log: Log) -> dict[str, Any]:
+    """``dequeue_4_consumers``: exactly the workload's messages loaded untimed, so "queue empty"
+    ends the consumers; the counts are printed and judged by the command."""
+    from queues import selectors
+
+    out: dict[str, Any] = {}
+    queue = suite.queues["concurrent"]
+    info = suite.info(conn, "concurrent")
+    n = suite.sizes["dequeue_4_consumers"]
+    for start in range(0, n, BATCH):
+        engine.enqueue(conn, info, [_message() for _ in range(min(BATCH, n - start))])
+        conn.commit()
+    if selectors.message_list(queue=queue).count() != n:
+        raise BenchError("The queue does not hold exactly the messages just loaded.")
+    try:
+        out["dequeue_plan"] = dequeue_plan(conn, info)
+    except (AttributeError, TypeError, psycopg.Error) as exc:
+        log(f"  (no dequeue_plan: this engine's claim is not the one-table one: {exc})")
+    out.update(table_facts(conn))
+
+    run4 = run_consumers(engine_consumer, suite.conninfo, queue.pk, n)
+    record(out, "dequeue_4_consumers", run4.timing, log)
+    out["dequeue_4_consumers_total"] = run4.distinct
+    out["dequeue_4_consumers_duplicates"] = run4.duplicates
+    if hasattr(engine, "STAT_SHARDS"):
         # Which counter shard each consumer's backend wrote (two sharing one wait on each other).
         out["dequeue_4_consumers_stat_shards"] = sorted(
             pid % engine.STAT_SHARDS for pid in run4.backend_pids
         )
-        with psycopg.connect(conninfo) as conn:
-            out["dequeue_4_consumers_left"] = _message_count(conn, info.id)
-        out["dequeue_4_consumers_mode"] = f"{CONSUMERS} processes, one connection each"
-        log(
-            f"  dequeue_4_consumers     {out['dequeue_4_consumers']:>10}/s "
-            f"(total {out['dequeue_4_consumers_total']}, "
-            f"duplicates {out['dequeue_4_consumers_duplicates']})"
-        )
-
-        if baseline:
-            log("plain table with a primary key (the physical limit):")
-            out.update(plain_table_baseline(conninfo, prefix, sizes, log))
-    finally:
-        _drop(services, qt)
+    out["dequeue_4_consumers_left"] = selectors.message_list(queue=queue).count()
+    out["dequeue_4_consumers_mode"] = f"{CONSUMERS} processes, one connection each"
+    log(
+        f"  {'':<40} total {run4.distinct}, duplicates {run4.duplicates}, "
+        f"left {out['dequeue_4_consumers_left']}"
+    )
     return out
+
+
+# --- repeats and history -------------------------------------------------------------------------
+
+
+def load_history(suite: Suite, total: int, log: Log) -> dict[str, Any]:
+    """Put ``total`` messages through the suite's queues, enqueued and consumed in batches of
+    :data:`HISTORY_BATCH` with the engine (untimed for the figures), so the queues are empty and
+    their storage holds what millions of consumed messages leave behind."""
+    roles = list(suite.queues)
+    log(f"history: {total:,} messages through {', '.join(roles)}, enqueued and consumed")
+    start = time.perf_counter()
+    done = 0
+    with psycopg.connect(suite.conninfo) as conn:
+        for i, role in enumerate(roles):
+            buffered = role == "buffered"
+            mode = _delivery(buffered)
+            info = suite.info(conn, role)
+            share = total // len(roles) + (1 if i < total % len(roles) else 0)
+            for first in range(0, share, HISTORY_BATCH):
+                size = min(HISTORY_BATCH, share - first)
+                engine.enqueue(conn, info, [_message() for _ in range(size)], **mode)
+                conn.commit()
+                got = engine.dequeue(conn, info, mode=engine.REMOVE, batch=size, **mode)
+                conn.commit()
+                if len(got) != size:
+                    raise BenchError(f"History: a dequeue of {size} returned {len(got)}.")
+                done += size
+                if done % (100 * HISTORY_BATCH) == 0:
+                    log(f"  history {done:,} of {total:,} ({time.perf_counter() - start:.0f} s)")
+    seconds = round(time.perf_counter() - start, 1)
+    log(f"  history {done:,} messages in {seconds} s")
+    return {"messages": done, "seconds": seconds, "loaded_before_run": 2}
 
 
 def _drop(services: Any, qt: Any) -> None:

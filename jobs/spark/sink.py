@@ -94,58 +94,37 @@ def _claim(conn: psycopg.Connection, spec: dict[str, Any]) -> int:
     no destination takes stays where it is). Multi-consumer source: every destination is a
     propagation, and its subscriber's copies are consumed whether its rules take the message or
     not (Table 5-1: a propagation discards what its rules do not pass), as its runs would."""
+    from queues import engine
+
     src = spec["source"]
+    info = _info(src)
     if not src["multiple_consumers"]:
         conn.execute(
-            """
-            CREATE TEMP TABLE bulk_claimed ON COMMIT DROP AS
-            WITH c AS (
-                UPDATE aq_message m SET state = 'PROCESSED', processed_at = now()
-                FROM bulk_in t
-                WHERE m.id = t.id AND m.queue_id = %(src)s AND m.state = 'READY'
-                  AND m.locked_until IS NULL AND cardinality(t.dests) > 0
-                RETURNING m.id
-            ) SELECT id, NULL::bigint AS sub FROM c
-            """,
-            {"src": src["id"]},
+            "CREATE TEMP TABLE bulk_claimed ON COMMIT DROP AS WITH c AS ("
+            + engine.consume_sql(info, "bulk_in", where="cardinality(t.dests) > 0")
+            + ") SELECT id, NULL::bigint AS sub FROM c"
         )
     else:
         subs = [d["subscriber_id"] for d in spec["destinations"]]
         conn.execute(
-            """
-            CREATE TEMP TABLE bulk_claimed ON COMMIT DROP AS
-            WITH c AS (
-                DELETE FROM aq_message_consumer mc USING bulk_in t, aq_message m
-                WHERE mc.message_id = t.id AND m.id = t.id AND m.queue_id = %(src)s
-                  AND m.state = 'READY' AND mc.subscriber_id = ANY(%(subs)s)
-                  AND (mc.locked_until IS NULL
-                       OR (mc.lock_token IS NULL AND mc.locked_until <= now()))
-                RETURNING mc.message_id AS id, mc.subscriber_id AS sub
-            ) SELECT id, sub FROM c
-            """,
-            {"src": src["id"], "subs": subs},
+            "CREATE TEMP TABLE bulk_claimed ON COMMIT DROP AS WITH c AS ("
+            + engine.take_copies_sql(info, "bulk_in")
+            + ") SELECT id, sub FROM c",
+            {"subs": subs},
         )
         conn.execute(
-            """
-            UPDATE aq_message m SET pending_consumers = m.pending_consumers - x.n,
-                   state = CASE WHEN m.pending_consumers = x.n THEN 'PROCESSED' ELSE m.state END,
-                   processed_at = CASE WHEN m.pending_consumers = x.n THEN now() END
-            FROM (SELECT id, count(*) AS n FROM bulk_claimed GROUP BY id) x
-            WHERE m.id = x.id
-            """
+            engine.count_down_sql(info.messages, "bulk_claimed", id_col="id", returning="m.id")
         )
+    conn.execute(engine.stat_sql("src", "bulk_claimed", "dequeued"), {"src": src["id"]})
     n = conn.execute("SELECT count(*) FROM bulk_claimed").fetchone()[0]
-    if n:
-        conn.execute(
-            """
-            INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
-            VALUES (%s, pg_backend_pid() %% %s, 0, %s)
-            ON CONFLICT (queue_id, shard)
-            DO UPDATE SET dequeued = aq_queue_stat.dequeued + EXCLUDED.dequeued
-            """,
-            (src["id"], spec["stat_shards"], n),
-        )
     return int(n)
+
+
+def _info(q: dict[str, Any]) -> Any:
+    """The engine's QueueInfo of a queue in the spec (as the driver read it)."""
+    from queues.engine import QueueInfo
+
+    return QueueInfo(**q["queue_info"])
 
 
 def _subscribers(conn: psycopg.Connection, d: dict[str, Any]) -> tuple[list[int], dict[int, str]]:
@@ -177,44 +156,31 @@ def _insert(
         claimed = "JOIN bulk_claimed c ON c.id = t.id"
     else:
         claimed = ""
-    sql = f"""
-    WITH ins AS (
-        INSERT INTO aq_message (queue_id, queue_table_id, state, priority, sort_pri, commit_seq,
-                                kind, type_name, correlation, sender, headers, payload, enq_time,
-                                enq_user, attempts, pending_consumers, exception_reason, replayed,
-                                bulk_job_id, bulk_source_id)
-        SELECT %(dq)s, %(dqt)s, 'READY', m.priority, %(by_pri)s * m.priority, 0,
-               coalesce(x.kind, m.kind), coalesce(x.type_name, m.type_name), m.correlation,
-               m.sender, m.headers || jsonb_build_object('aq$_source_msgid', m.id),
-               coalesce(x.payload::jsonb, m.payload), now(), %(user)s, 0, %(npend)s, '', false,
-               %(job)s, m.id
-        FROM bulk_in t JOIN aq_message m ON m.id = t.id AND m.queue_id = %(src)s
+    from queues import engine
+
+    # The copies' source rows, as the engine's copy statement takes them: a transformation's
+    # kind, type and payload replace the message's.
+    rows = f"""(
+        SELECT m.id, m.priority, m.sort_pri, m.commit_seq, coalesce(x.kind, m.kind) AS kind,
+               coalesce(x.type_name, m.type_name) AS type_name, m.correlation, m.sender,
+               m.headers, coalesce(x.payload::jsonb, m.payload) AS payload
+        FROM bulk_in t JOIN {engine.message_part(src["queue_info"]["queue_table_id"])} m
+             ON m.id = t.id AND m.queue_id = %(src)s
         {claimed}
         LEFT JOIN bulk_tx x ON x.id = t.id AND x.dest = %(dq)s
         WHERE %(dq)s = ANY(t.dests) AND x.error IS NULL
-        ORDER BY m.sort_pri, m.commit_seq, m.id
-        ON CONFLICT (queue_id, bulk_job_id, bulk_source_id)
-            WHERE bulk_job_id IS NOT NULL AND original_queue_id IS NULL
-        DO NOTHING
-        RETURNING id
-    ),
-    cons AS (
-        INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
-        SELECT ins.id, s.sub, 0 FROM ins CROSS JOIN unnest(%(subs)s::bigint[]) AS s(sub)
-    ),
-    dstat AS (
-        INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
-        SELECT %(dq)s, pg_backend_pid() %% {int(spec["stat_shards"])}, count(*), 0 FROM ins
-        HAVING count(*) > 0
-        ON CONFLICT (queue_id, shard)
-        DO UPDATE SET enqueued = aq_queue_stat.enqueued + EXCLUDED.enqueued
+    )"""
+    sql = (
+        "WITH "
+        + engine.insert_copies_sql(_info(d), rows, bulk=True)
+        + " SELECT count(*), CASE WHEN count(*) > 0 THEN pg_notify(%(channel)s, '') END FROM ins"
     )
-    SELECT count(*), CASE WHEN count(*) > 0 THEN pg_notify(%(channel)s, '') END FROM ins
-    """
     params = {
         "dq": d["queue_id"],
-        "dqt": d["queue_table_id"],
+        "dqid": d["queue_id"],
         "by_pri": 1 if d["by_priority"] else 0,
+        # Commit-time destinations get their number at the end of the part.
+        "cseq": 0,
         "user": spec["user"],
         "npend": len(subs),
         "subs": subs,
@@ -233,42 +199,19 @@ def _no_recipient(
     copy that no subscriber takes is removed; the source ids of those go to the exception queue."""
     if not rules:
         return []
-    from queues.engine import rule_sql
+    from queues import engine
 
-    parts, params = [], {"dq": d["queue_id"], "job": spec["job_id"]}
-    for sub_id, condition in rules.items():
-        sql, p = rule_sql(condition, field="rule", prefix=f"s{int(sub_id)}_")
-        parts.append(f"(mc.subscriber_id = {int(sub_id)} AND NOT (({sql}) IS TRUE))")
-        params.update(p)
     scope = (
         "m.queue_id = %(dq)s AND m.bulk_job_id = %(job)s AND m.original_queue_id IS NULL "
         "AND m.bulk_source_id IN (SELECT id FROM bulk_in)"
     )
-    conn.execute(
-        f"DELETE FROM aq_message_consumer mc USING aq_message m "
-        f"WHERE mc.message_id = m.id AND {scope} AND ({' OR '.join(parts)})",
-        params,
+    info = _info(d)
+    rows = engine.apply_subscriber_rules(
+        conn, info, rules, scope, {"dq": d["queue_id"], "job": spec["job_id"]}
     )
-    rows = conn.execute(
-        f"""
-        WITH c AS (SELECT m.id, count(mc.id) AS n FROM aq_message m
-                   LEFT JOIN aq_message_consumer mc ON mc.message_id = m.id
-                   WHERE {scope} GROUP BY m.id),
-        u AS (UPDATE aq_message m SET pending_consumers = c.n FROM c WHERE m.id = c.id
-              RETURNING m.id, m.bulk_source_id, c.n)
-        SELECT id, bulk_source_id FROM u WHERE n = 0
-        """,
-        params,
-    ).fetchall()
-    if not rows:
-        return []
-    conn.execute("DELETE FROM aq_message WHERE id = ANY(%s)", ([r[0] for r in rows],))
-    conn.execute(
-        "UPDATE aq_queue_stat SET enqueued = enqueued - %s WHERE queue_id = %s AND shard = "
-        "pg_backend_pid() %% %s",
-        (len(rows), d["queue_id"], spec["stat_shards"]),
-    )
-    return [r[1] for r in rows]
+    refused = [(mid, source) for mid, source, n in rows if n == 0]
+    engine.withdraw(conn, info, [r[0] for r in refused])
+    return [r[1] for r in refused]
 
 
 def _exception_copies(
@@ -282,38 +225,15 @@ def _exception_copies(
     src = spec["source"]
     if src["exception_queue_id"] is None:
         raise BulkWriteError(f"Queue {src['name']} has no exception queue.")
-    rows = conn.execute(
-        """
-        WITH n AS (SELECT x.mid, x.sub, x.reason,
-                          nextval(pg_get_serial_sequence('aq_message', 'id')) AS copy_id
-                   FROM unnest(%(mids)s::bigint[], %(subs)s::bigint[], %(reasons)s::text[])
-                        AS x(mid, sub, reason)),
-        copy AS (
-            INSERT INTO aq_message (id, queue_id, queue_table_id, state, priority, sort_pri,
-                commit_seq, kind, type_name, correlation, sender, headers, payload, enq_time,
-                enq_user, expiration, attempts, pending_consumers, original_queue_id,
-                exception_reason, replayed)
-            SELECT n.copy_id, %(exq)s, m.queue_table_id, 'EXPIRED', m.priority, m.sort_pri,
-                   m.commit_seq, m.kind, m.type_name, m.correlation, m.sender, m.headers,
-                   m.payload, m.enq_time, m.enq_user, m.expiration, m.attempts,
-                   CASE WHEN n.sub IS NULL THEN 0 ELSE 1 END, m.queue_id, n.reason, false
-            FROM n JOIN aq_message m ON m.id = n.mid
-            RETURNING id
-        ),
-        cons AS (
-            INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
-            SELECT n.copy_id, n.sub, 0 FROM n WHERE n.sub IS NOT NULL
-        )
-        SELECT count(*) FROM copy
-        """,
-        {
-            "mids": [f[0] for f in failures],
-            "subs": [f[1] for f in failures],
-            "reasons": [f[2][:_REASON_MAX] for f in failures],
-            "exq": src["exception_queue_id"],
-        },
-    ).fetchone()
-    return int(rows[0])
+    from queues import engine
+
+    return engine.exception_copies(
+        conn,
+        [f[0] for f in failures],
+        [f[1] for f in failures],
+        [f[2][:_REASON_MAX] for f in failures],
+        name_consumer=False,
+    )
 
 
 RETRIES = 5  # a deadlock with a live dequeuer: the whole part is simply done again
@@ -438,7 +358,9 @@ def _write_part(
             res.exceptions = len(failures)
             res.errors = [f"message {f[0]}: {f[2]}" for f in failures[:ERRORS_KEPT]]
         if move and not src["multiple_consumers"] and src["retention_time"] <= 0:
-            conn.execute("DELETE FROM aq_message WHERE id IN (SELECT id FROM bulk_claimed)")
+            from queues import engine
+
+            conn.execute(engine.remove_sql(_info(src), "bulk_claimed"))
         conn.execute(
             "UPDATE aq_bulk_part SET read = %s, discarded = %s, exceptions = %s, gone = %s, "
             "propagated = %s, errors = %s, done_at = now() WHERE id = %s",
@@ -461,18 +383,14 @@ def _number_commit_time(conn: psycopg.Connection, spec: dict[str, Any]) -> None:
     taken under the engine's commit-order lock (released only once the commit is visible, see
     queues/engine/), so the lock is held for this UPDATE and the COMMIT alone, with no other
     row lock taken after it (a stat row held by an enqueuer waiting for the lock would deadlock)."""
-    ct = [d["queue_id"] for d in spec["destinations"] if d["commit_time"]]
-    if not ct:
-        return
-    conn.execute(
-        "SELECT pg_advisory_xact_lock(hashtext('aq_commit_seq')), "
-        "set_config('aq.commit_seq', nextval('aq_commit_seq')::text, true)"
-    )
-    conn.execute(
-        "UPDATE aq_message SET commit_seq = current_setting('aq.commit_seq')::bigint "
-        "WHERE queue_id = ANY(%s) AND bulk_job_id = %s AND original_queue_id IS NULL "
+    from queues import engine
+
+    engine.number_commit_time(
+        conn,
+        [d["queue_id"] for d in spec["destinations"] if d["commit_time"]],
+        "bulk_job_id = %(job)s AND original_queue_id IS NULL "
         "AND bulk_source_id IN (SELECT id FROM bulk_in)",
-        (ct, spec["job_id"]),
+        {"job": spec["job_id"]},
     )
 
 

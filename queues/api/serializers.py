@@ -51,6 +51,7 @@ class QueueTableSerializer(ModelSerializer):
             "owner",
             "sort_order",
             "multiple_consumers",
+            "message_grouping",
             "secure",
             "payload_type",
             "payload_schema",
@@ -74,6 +75,7 @@ class QueueTableUpdateSerializer(ModelSerializer):
             "name",
             "sort_order",
             "multiple_consumers",
+            "message_grouping",
             "secure",
             "payload_type",
             "comment",
@@ -263,7 +265,15 @@ class DequeueSerializer(serializers.Serializer):
         choices=Navigation.choices,
         default=Navigation.NEXT_MESSAGE,
         help_text="NEXT_MESSAGE (default) continues after `cursor`, or starts at the head without "
-        "one; FIRST_MESSAGE always starts at the head.",
+        "one; FIRST_MESSAGE always starts at the head. On TRANSACTIONAL queue tables NEXT_MESSAGE "
+        "with `group_token` continues the group this consumer owns and NEXT_TRANSACTION skips the "
+        "rest of it.",
+    )
+    group_token = serializers.UUIDField(
+        required=False,
+        allow_null=True,
+        help_text="TRANSACTIONAL queue tables: the `group_token` of the previous answer, to go on "
+        "with that transaction group (409 end_of_group once all of it was fetched).",
     )
     consumer_name = serializers.CharField(required=False, allow_null=True, max_length=128)
     correlation = serializers.CharField(required=False, allow_null=True, max_length=128)
@@ -312,6 +322,23 @@ class DequeuedMessageSerializer(serializers.Serializer):
         help_text="IN MEMORY or SPILLED for a buffered message (AQ$<queue table> MSG_STATE); "
         "empty for a persistent one."
     )
+    transaction_group = serializers.IntegerField(
+        allow_null=True, help_text="AQ's transaction_group: the enqueuing transaction's group."
+    )
+    group_position = serializers.IntegerField(
+        allow_null=True, help_text="1-based place of the message in its transaction group."
+    )
+    group_size = serializers.IntegerField(
+        allow_null=True,
+        help_text="How many messages its transaction group has, as this consumer gets them "
+        "(handed out before plus this answer's plus those left).",
+    )
+    last_in_group = serializers.BooleanField(
+        help_text="True on the last message of its transaction group (AQ's end of group)."
+    )
+    group_token = serializers.UUIDField(
+        allow_null=True, help_text="Owns the rest of the group: pass it to the next dequeue."
+    )
     cursor = serializers.SerializerMethodField()
 
     def get_cursor(self, obj: engine.DequeuedMessage) -> str:
@@ -321,6 +348,39 @@ class DequeuedMessageSerializer(serializers.Serializer):
 class DequeueResultSerializer(serializers.Serializer):
     messages = DequeuedMessageSerializer(many=True)
     cursor = serializers.CharField(allow_null=True)
+
+
+class SetUpQueueSerializer(serializers.Serializer):
+    """DBMS_STREAMS_ADM.SET_UP_QUEUE's parameters, with Oracle's defaults."""
+
+    queue_table = serializers.CharField(
+        default="streams_queue_table", max_length=128, validators=[name_validator]
+    )
+    storage_clause = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True, help_text="Accepted and ignored."
+    )
+    queue_name = serializers.CharField(
+        default="streams_queue", max_length=128, validators=[name_validator]
+    )
+    queue_user = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=150,
+        help_text="The user to configure as a secure queue user (agent, access, privileges).",
+    )
+    comment = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True, max_length=4000
+    )
+
+
+class SetUpQueueResultSerializer(serializers.Serializer):
+    queue_table = QueueTableSerializer()
+    queue = QueueSerializer()
+    agent = serializers.CharField(allow_null=True)
+    queue_table_created = serializers.BooleanField()
+    queue_created = serializers.BooleanField()
+    agent_created = serializers.BooleanField()
 
 
 class LeaseSerializer(serializers.Serializer):

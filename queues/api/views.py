@@ -75,10 +75,33 @@ class QueueViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         "release": Capability.OPERATE,
         "purge": Capability.OPERATE,
         "replay": Capability.OPERATE,
+        "set_up_queue": Capability.CONFIGURE,
     }
 
     def get_queryset(self) -> QuerySet[Queue]:
         return selectors.queue_list()
+
+    @extend_schema(request=s.SetUpQueueSerializer, responses={201: s.SetUpQueueResultSerializer})
+    @action(detail=False, methods=["post"], url_path="set_up_queue")
+    def set_up_queue(self, request: Request) -> Response:
+        """DBMS_STREAMS_ADM.SET_UP_QUEUE: the Streams queue table (created if missing: ANY,
+        multi-consumer, secure, TRANSACTIONAL, commit_time), the queue, and ``queue_user``'s agent,
+        access and ENQUEUE/DEQUEUE privileges, in one transaction. A rerun for another user only
+        configures that user."""
+        ser = s.SetUpQueueSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        done = services.set_up_queue(user=request.user, **ser.validated_data)
+        body = {
+            "queue_table": s.QueueTableSerializer(
+                selectors.queue_table_list().get(pk=done.queue_table.pk)
+            ).data,
+            "queue": s.QueueSerializer(selectors.queue_list().get(pk=done.queue.pk)).data,
+            "agent": done.agent.name if done.agent else None,
+            "queue_table_created": done.queue_table_created,
+            "queue_created": done.queue_created,
+            "agent_created": done.agent_created,
+        }
+        return Response(body, status=status.HTTP_201_CREATED)
 
     def perform_create(self, serializer: s.QueueSerializer) -> None:
         queue = services.queue_create(user=self.request.user, **serializer.validated_data)

@@ -39,6 +39,9 @@ from queues.engine.failures import (  # noqa: F401
     fail_consumer_attempts,
     move_to_exception_queue,
 )
+from queues.engine.grouping import (  # noqa: F401
+    annotate as group_annotate,
+)
 from queues.engine.leases import (  # noqa: F401
     ack,
     release,
@@ -62,6 +65,34 @@ from queues.engine.replay import (  # noqa: F401
 from queues.engine.rows import (  # noqa: F401
     _candidate_filter,
 )
+from queues.engine.sets import (  # noqa: F401
+    COPY_COLUMNS,
+    FREE_COPY,
+    apply_subscriber_rules,
+    consume_sql,
+    count_down_sql,
+    exception_copies,
+    insert_copies_sql,
+    number_commit_time,
+    remove_sql,
+    remove_subscriber_copies,
+    stat_sql,
+    take_copies_sql,
+    withdraw,
+)
+from queues.engine.storage import (  # noqa: F401
+    Bloat,
+    bloated,
+    consumer_leaf,
+    consumer_part,
+    create_storage,
+    drop_storage,
+    leaves,
+    message_leaf,
+    message_part,
+    truncate_storage,
+    vacuum,
+)
 from queues.engine.topology import (  # noqa: F401
     QUEUE_RULE_VARIABLES,
     queue_info,
@@ -84,6 +115,7 @@ from queues.engine.types import (  # noqa: F401
     FIRST_MESSAGE,
     LOCKED,
     NEXT_MESSAGE,
+    NEXT_TRANSACTION,
     NORMAL_QUEUE,
     PERSISTENT,
     PERSISTENT_OR_BUFFERED,
@@ -98,6 +130,7 @@ from queues.engine.types import (  # noqa: F401
     USER,
     WAITING,
     DequeuedMessage,
+    EndOfGroup,
     InvalidMessage,
     LeaseMismatch,
     NewMessage,

@@ -41,6 +41,7 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from core.exceptions import Conflict, DomainError
+from queues.engine.storage import message_leaf
 from queues.engine.types import (
     BUFFERED,
     PERSISTENT,
@@ -241,8 +242,8 @@ _USAGE_SQL = """
 SELECT coalesce(sum(octet_length(m.payload::text)), 0)::bigint, count(*),
        (SELECT count(DISTINCT queue_id) FROM aq_buffer_stat),
        EXISTS (SELECT 1 FROM aq_buffer_stat WHERE queue_id = %(qid)s)
-FROM aq_message m
-WHERE m.queue_id = %(qid)s AND m.in_buffer AND m.state IN ('READY', 'WAITING')
+FROM {buffer} m
+WHERE m.queue_id = %(qid)s AND m.state IN ('READY', 'WAITING')
 """
 
 
@@ -258,8 +259,9 @@ def admit(conn: psycopg.Connection, queue: QueueInfo, messages: Sequence[NewMess
         u = _usage.setdefault(queue.id, _Usage())
         stale = now - u.checked_at >= POOL.recheck_s or not u.known
     if stale:
+        sql = _USAGE_SQL.replace("{buffer}", message_leaf(queue.queue_table_id, buffered=True))
         nbytes, nmsgs, nqueues, known = conn.execute(
-            _USAGE_SQL, {"qid": queue.id}, prepare=True
+            sql, {"qid": queue.id}, prepare=True
         ).fetchone()
         with _usage_lock:
             u.checked_at, u.bytes, u.msgs, u.added = now, int(nbytes), int(nmsgs), [0, 0]
@@ -322,30 +324,92 @@ def _record_state(
 
 # --- spilling (the queue monitor) ----------------------------------------------------------------
 
-_SPILL_SQL = """
-WITH b AS (
+# Spilling moves a message from the UNLOGGED leaf to the logged one, and an UPDATE of a leaf cannot
+# move a row: each message and its consumer copies are deleted from the buffer leaves and inserted
+# into the logged ones with the same ids and every field, in one statement (through the parents,
+# which route by queue table and in_buffer). Not an UPDATE of in_buffer through the parent either:
+# a row moved that way makes a concurrent locker fail ("tuple to be locked was already moved to
+# another partition"), where a deleted row is simply skipped by a SKIP LOCKED dequeue.
+#
+# The statement never waits: the messages are locked with SKIP LOCKED, and so are their copies; a
+# message with a copy that a dequeuer holds stays in the buffer until the next pass (moving it
+# would leave that copy behind, and waiting for it while holding the message would deadlock with
+# the dequeuer's count-down).
+_MOVE_SQL = """
+WITH {candidates},
+m0 AS (
+    SELECT m.id FROM aq_message m JOIN cand ON cand.id = m.id
+    WHERE m.in_buffer AND m.state IN ('READY', 'WAITING')
+    ORDER BY m.id LIMIT %(n)s FOR UPDATE OF m SKIP LOCKED
+),
+c0 AS (
+    SELECT mc.id, mc.message_id FROM aq_message_consumer mc JOIN m0 ON m0.id = mc.message_id
+    WHERE mc.in_buffer FOR UPDATE OF mc SKIP LOCKED
+),
+c AS (
+    SELECT m0.id FROM m0
+    WHERE (SELECT count(*) FROM c0 WHERE c0.message_id = m0.id)
+        = (SELECT count(*) FROM aq_message_consumer mc WHERE mc.in_buffer
+           AND mc.message_id = m0.id)
+),
+gone AS (
+    DELETE FROM aq_message m USING c WHERE m.in_buffer AND m.id = c.id RETURNING m.*
+),
+moved AS (
+    INSERT INTO aq_message ({m_cols}) SELECT {m_vals} FROM gone AS m RETURNING queue_id
+),
+cgone AS (
+    DELETE FROM aq_message_consumer mc USING c0 JOIN c ON c.id = c0.message_id
+    WHERE mc.in_buffer AND mc.id = c0.id RETURNING mc.*
+),
+cmoved AS (
+    INSERT INTO aq_message_consumer ({c_cols}) SELECT {c_vals} FROM cgone AS mc
+){stat}
+SELECT count(*) FROM moved
+"""
+
+_SPILL_CANDIDATES = """b AS (
     SELECT m.id, m.queue_id, m.enq_time,
            sum(octet_length(m.payload::text)) OVER (PARTITION BY m.queue_id
                                                     ORDER BY m.id DESC) AS newer_bytes
     FROM aq_message m
     WHERE m.in_buffer AND m.state IN ('READY', 'WAITING')
 ),
-c AS (
-    SELECT m.id FROM aq_message m JOIN b ON b.id = m.id
-    WHERE (b.enq_time <= now() - make_interval(secs => %(age)s) OR b.newer_bytes > %(share)s)
-    ORDER BY m.id LIMIT %(n)s FOR UPDATE OF m SKIP LOCKED
-),
-s AS (
-    UPDATE aq_message m SET in_buffer = false FROM c WHERE m.id = c.id AND m.in_buffer
-    RETURNING m.queue_id
-),
+cand AS (
+    SELECT b.id FROM b
+    WHERE b.enq_time <= now() - make_interval(secs => %(age)s) OR b.newer_bytes > %(share)s
+)"""
+
+_SPILL_STAT = """,
 st AS (
     INSERT INTO aq_buffer_stat AS st (queue_id, sender, shard, spilled)
-    SELECT s.queue_id, '', pg_backend_pid() %% {shards}, count(*) FROM s GROUP BY s.queue_id
+    SELECT moved.queue_id, '', pg_backend_pid() %% {shards}, count(*) FROM moved
+    GROUP BY moved.queue_id
     ON CONFLICT (queue_id, sender, shard) DO UPDATE SET spilled = st.spilled + EXCLUDED.spilled
-)
-SELECT count(*) FROM s
-""".replace("{shards}", str(STAT_SHARDS))
+)""".replace("{shards}", str(STAT_SHARDS))
+
+_COLUMNS_SQL = """
+SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
+WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped
+"""
+
+
+def _move_sql(conn: psycopg.Connection, candidates: str, *, count_spills: bool) -> str:
+    """The move statement over the tables' current columns (read from the catalogue, so a column
+    added by a later migration moves too)."""
+    cols = {}
+    for table, alias in (("aq_message", "m"), ("aq_message_consumer", "mc")):
+        (names,) = conn.execute(_COLUMNS_SQL, (table,)).fetchone()
+        vals = ", ".join("false" if c == "in_buffer" else f"{alias}.{c}" for c in names.split(", "))
+        cols[alias] = (names, vals)
+    return (
+        _MOVE_SQL.replace("{candidates}", candidates)
+        .replace("{m_cols}", cols["m"][0])
+        .replace("{m_vals}", cols["m"][1])
+        .replace("{c_cols}", cols["mc"][0])
+        .replace("{c_vals}", cols["mc"][1])
+        .replace("{stat}", _SPILL_STAT if count_spills else "")
+    )
 
 
 def spill(conn: psycopg.Connection, *, limit: int = 10_000) -> int:
@@ -354,13 +418,36 @@ def spill(conn: psycopg.Connection, *, limit: int = 10_000) -> int:
     SPILLED). Returns how many were spilled."""
     nqueues = conn.execute("SELECT count(DISTINCT queue_id) FROM aq_buffer_stat").fetchone()[0]
     (spilled,) = conn.execute(
-        _SPILL_SQL,
+        _move_sql(conn, _SPILL_CANDIDATES, count_spills=True),
         {"age": POOL.spill_after_s, "share": POOL.share(int(nqueues)), "n": limit},
     ).fetchone()
     if spilled:
         with _usage_lock:
             _usage.clear()  # the buffer shrank: look again before the next flow-control decision
     return int(spilled)
+
+
+def out_of_buffer(conn: psycopg.Connection, ids: Sequence[int]) -> list[int]:
+    """Those of ``ids`` that are (now) on logged storage: the ones still in the buffer are moved
+    there first, as :func:`spill` does (not counted as spilled). A message whose consumer copy a
+    dequeuer holds stays in the buffer and is left out; the next monitor pass takes it."""
+    if not ids:
+        return []
+    ids = list(ids)
+    if conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM aq_message WHERE in_buffer AND id = ANY(%s))", (ids,)
+    ).fetchone()[0]:
+        conn.execute(
+            _move_sql(conn, "cand AS (SELECT unnest(%(ids)s::bigint[]) AS id)", count_spills=False),
+            {"ids": ids, "n": len(ids)},
+        )
+    stay = {
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM aq_message WHERE in_buffer AND id = ANY(%s)", (ids,)
+        ).fetchall()
+    }
+    return [i for i in ids if i not in stay]
 
 
 def count_expired(conn: psycopg.Connection, ids: Sequence[int]) -> None:

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 import psycopg
 
 from queues.engine import buffered as buf
+from queues.engine import grouping
 from queues.engine.listen import Listener
 from queues.engine.rows import (
     _COLUMNS,
     _candidate_filter,
     _finish_consumed_sql,
     _row_to_message,
+    _sources,
     _stat,
 )
 from queues.engine.topology import rule_sql, subscriber_id
@@ -23,6 +26,7 @@ from queues.engine.types import (
     FIRST_MESSAGE,
     LOCKED,
     NEXT_MESSAGE,
+    NEXT_TRANSACTION,
     PERSISTENT,
     REMOVE,
     DequeuedMessage,
@@ -48,10 +52,15 @@ def dequeue(
     lease_seconds: float = DEFAULT_LEASE_S,
     listener: Listener | None = None,
     condition: str | None = None,
+    group_token: UUID | str | None = None,
     delivery_mode: str = PERSISTENT,
     in_caller_transaction: bool = False,
 ) -> list[DequeuedMessage]:
     """Take up to ``batch`` messages in the queue table's order.
+
+    On TRANSACTIONAL queue tables a call hands out messages of one transaction group only, and
+    ``group_token`` (from the previous answer) continues the group this consumer owns;
+    NEXT_TRANSACTION skips the rest of it (see queues/engine/grouping.py).
 
     REMOVE consumes them, LOCKED leases them for ``lease_seconds`` (finish with :func:`ack` or
     :func:`release`), BROWSE only reads. NEXT_MESSAGE (the default, as in PL/SQL and OCI) continues
@@ -70,8 +79,26 @@ def dequeue(
     buf.check_dequeue_mode(delivery_mode, mode)
     if mode not in (REMOVE, LOCKED, BROWSE):
         raise InvalidMessage(f"Unknown dequeue mode {mode!r}.", field="mode")
-    if navigation not in (FIRST_MESSAGE, NEXT_MESSAGE):
+    if navigation not in (FIRST_MESSAGE, NEXT_MESSAGE, NEXT_TRANSACTION):
         raise InvalidMessage(f"Unknown navigation {navigation!r}.", field="navigation")
+    # --- message grouping (queues/engine/grouping.py) ---
+    token = grouping.parse_token(group_token)
+    if not queue.grouped and (navigation == NEXT_TRANSACTION or token is not None):
+        # ORA-25234: NEXT_TRANSACTION (and a group) needs a TRANSACTIONAL queue table.
+        raise InvalidMessage(
+            f"Queue {queue.name} is not in a queue table with transactional message grouping.",
+            field="navigation" if navigation == NEXT_TRANSACTION else "group_token",
+        )
+    if queue.grouped and delivery_mode != PERSISTENT:
+        # A transaction-grouping queue never holds buffered messages (AQ refuses them there).
+        if delivery_mode == BUFFERED:
+            raise buf.BufferedNotSupported(
+                f"Queue {queue.name} is in a queue table with transactional message grouping, "
+                "which holds no buffered messages: dequeue PERSISTENT messages.",
+                field="delivery_mode",
+            )
+        delivery_mode = PERSISTENT
+    # --- end message grouping ---
     if not 1 <= batch <= 10_000:
         raise InvalidMessage("Batch size must be between 1 and 10000.", field="batch")
     if wait < 0:
@@ -90,7 +117,7 @@ def dequeue(
             f"Queue {queue.name} is single-consumer: dequeue without a consumer name.",
             field="consumer_name",
         )
-    start_after = after if navigation == NEXT_MESSAGE else None
+    start_after = after if navigation != FIRST_MESSAGE else None
     if condition:
         rule_sql(condition, field="condition", prefix="dq_")
 
@@ -98,6 +125,33 @@ def dequeue(
     target = buf.own_connection(conn) if immediate else conn
 
     def attempt() -> list[DequeuedMessage]:
+        if queue.grouped:
+            return grouping.dequeue_grouped(
+                conn,
+                queue,
+                mode=mode,
+                navigation=navigation,
+                sub_id=sub_id,
+                group_token=token,
+                lease_seconds=lease_seconds,
+                correlation=correlation,
+                msgid=msgid,
+                after=start_after,
+                condition=condition,
+                run=lambda group, one: _dequeue_once(
+                    conn,
+                    queue,
+                    mode=mode,
+                    sub_id=sub_id,
+                    correlation=correlation,
+                    msgid=one if one is not None else msgid,
+                    batch=batch,
+                    after=start_after if mode == BROWSE else None,
+                    lease_seconds=lease_seconds,
+                    condition=condition,
+                    txn_group=group,
+                ),
+            )
         if immediate:
             with target.transaction():
                 return _dequeue_once(
@@ -159,11 +213,16 @@ def _dequeue_once(
     after: Position | None,
     lease_seconds: float,
     condition: str | None = None,
+    txn_group: int | None = None,
     delivery_mode: str = PERSISTENT,
 ) -> list[DequeuedMessage]:
     where, params = _candidate_filter(
         queue, correlation=correlation, msgid=msgid, after=after, delivery_mode=delivery_mode
     )
+    if txn_group is not None:
+        where += " AND m.txn_group = %(grp)s"  # one transaction group (grouping.py)
+        params["grp"] = txn_group
+    M, C = _sources(queue, delivery_mode)
     if condition:
         # AQ's deq_condition: only messages the rule condition is TRUE for (NULL is not TRUE).
         sql, cparams = rule_sql(condition, field="condition", prefix="dq_")
@@ -179,37 +238,37 @@ def _dequeue_once(
     if mode == BROWSE:
         # A browse must not hand out another dequeuer's lease token.
         cols = _COLUMNS.replace("m.lock_token", "NULL::uuid")
-        sql = f"SELECT {cols} FROM aq_message m WHERE {where} ORDER BY {order} LIMIT %(n)s"
+        sql = f"SELECT {cols} FROM {M} m WHERE {where} ORDER BY {order} LIMIT %(n)s"
         return [_row_to_message(r) for r in conn.execute(sql, params, prepare=True).fetchall()]
 
     claim = (
-        f"c AS (SELECT m.id FROM aq_message m WHERE {where} AND m.locked_until IS NULL "
+        f"c AS (SELECT m.id FROM {M} m WHERE {where} AND m.locked_until IS NULL "
         f"ORDER BY {order} LIMIT %(n)s FOR UPDATE SKIP LOCKED)"
     )
     if mode == LOCKED:
         params["lease"] = lease_seconds
         sql = (
-            f"WITH {claim} UPDATE aq_message m SET locked_until = now() + "
+            f"WITH {claim} UPDATE {M} m SET locked_until = now() + "
             f"make_interval(secs => %(lease)s), lock_token = gen_random_uuid() FROM c "
             f"WHERE m.id = c.id RETURNING {_COLUMNS}"
         )
     elif queue.retention_time > 0 and not queue.is_exception:
         sql = (
-            f"WITH {claim}, d AS (UPDATE aq_message m SET state = 'PROCESSED', "
+            f"WITH {claim}, d AS (UPDATE {M} m SET state = 'PROCESSED', "
             f"processed_at = now() FROM c WHERE m.id = c.id RETURNING {_COLUMNS}), "
             f"{_stat('d', delivery_mode)} SELECT * FROM d"
         )
     else:
         sql = (
-            f"WITH {claim}, gone AS (DELETE FROM aq_message_consumer mc USING c "
-            f"WHERE mc.message_id = c.id), d AS (DELETE FROM aq_message m USING c "
+            f"WITH {claim}, gone AS (DELETE FROM {C} mc USING c "
+            f"WHERE mc.message_id = c.id), d AS (DELETE FROM {M} m USING c "
             f"WHERE m.id = c.id RETURNING {_COLUMNS}), {_stat('d', delivery_mode)} "
             f"SELECT * FROM d"
         )
         if not queue.is_exception:
             # Single-consumer messages have no consumer rows; skip the extra delete.
             sql = sql.replace(
-                ", gone AS (DELETE FROM aq_message_consumer mc USING c WHERE mc.message_id = c.id)",
+                f", gone AS (DELETE FROM {C} mc USING c WHERE mc.message_id = c.id)",
                 "",
             )
     rows = conn.execute(sql, params, prepare=True).fetchall()
@@ -230,10 +289,11 @@ def _dequeue_consumer(
     delivery_mode: str = PERSISTENT,
 ) -> list[DequeuedMessage]:
     params["sub"] = sub_id
+    M, C = _sources(queue, delivery_mode)
     # A consumer row with a lock_token is leased; one with only locked_until waits out a retry delay.
     free = "(mc.locked_until IS NULL OR (mc.lock_token IS NULL AND mc.locked_until <= now()))"
     base = (
-        f"FROM aq_message_consumer mc JOIN aq_message m ON m.id = mc.message_id "
+        f"FROM {C} mc JOIN {M} m ON m.id = mc.message_id "
         f"WHERE mc.subscriber_id = %(sub)s AND {where}"
     )
     if mode == BROWSE:
@@ -247,17 +307,17 @@ def _dequeue_consumer(
     if mode == LOCKED:
         params["lease"] = lease_seconds
         sql = (
-            f"WITH {claim}, l AS (UPDATE aq_message_consumer mc SET locked_until = now() + "
+            f"WITH {claim}, l AS (UPDATE {C} mc SET locked_until = now() + "
             f"make_interval(secs => %(lease)s), lock_token = gen_random_uuid() FROM c "
             f"WHERE mc.id = c.cid RETURNING mc.message_id, mc.lock_token) "
             f"SELECT {_COLUMNS.replace('m.lock_token', 'l.lock_token')} "
-            f"FROM l JOIN aq_message m ON m.id = l.message_id"
+            f"FROM l JOIN {M} m ON m.id = l.message_id"
         )
         rows = conn.execute(sql, params, prepare=True).fetchall()
     else:
         sql = (
-            f"WITH {claim}, d AS (DELETE FROM aq_message_consumer mc USING c WHERE mc.id = c.cid "
-            f"RETURNING mc.message_id) {_finish_consumed_sql('d', delivery_mode)}"
+            f"WITH {claim}, d AS (DELETE FROM {C} mc USING c WHERE mc.id = c.cid "
+            f"RETURNING mc.message_id) {_finish_consumed_sql('d', M, delivery_mode)}"
         )
         rows = conn.execute(sql, params, prepare=True).fetchall()
     out = [_row_to_message(r) for r in rows]

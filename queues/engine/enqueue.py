@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 
@@ -9,7 +10,10 @@ import psycopg
 
 from queues.engine import buffered as buf
 from queues.engine.buffered import PUBLISHING
-from queues.engine.topology import queue_info, rule_sql, subscriber_ids, subscriber_rules
+from queues.engine.grouping import stamp_groups
+from queues.engine.sets import apply_subscriber_rules
+from queues.engine.storage import consumer_leaf, message_leaf
+from queues.engine.topology import queue_info, subscriber_ids, subscriber_rules
 from queues.engine.types import (
     BUFFERED,
     PERSISTENT,
@@ -39,7 +43,7 @@ m AS (
                               kind, type_name, npend, ord)
 ),
 ins AS (
-    INSERT INTO aq_message (queue_id, queue_table_id, state, priority, sort_pri, commit_seq, kind,
+    INSERT INTO {messages} (queue_id, queue_table_id, state, priority, sort_pri, commit_seq, kind,
                             type_name, correlation, sender, headers, payload, enq_time, enq_user,
                             delay_until, expiration, expire_at, attempts, pending_consumers,
                             exception_reason, replayed, delivery_mode, in_buffer)
@@ -57,8 +61,8 @@ ins AS (
 ),
 numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM ins),
 cons AS (
-    INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
-    SELECT numbered.id, r.sub, 0 FROM numbered
+    INSERT INTO {consumers} (message_id, subscriber_id, attempts, queue_table_id, in_buffer)
+    SELECT numbered.id, r.sub, 0, %(qt)s, {in_buffer} FROM numbered
     JOIN unnest(%(r_ord)s::int[], %(r_sub)s::bigint[]) AS r(ord, sub) ON r.ord = numbered.ord
 ),
 {stat}
@@ -82,18 +86,18 @@ _STAT_BUFFERED = f"""stat AS (
 )"""
 
 
-def _enqueue_sql(buffered: bool) -> str:
-    stat = _STAT_BUFFERED if buffered else _STAT_PERSISTENT
+@functools.lru_cache(maxsize=1024)
+def _enqueue_sql(queue_table_id: int, buffered: bool) -> str:
+    """The enqueue statement naming the queue table's leaves, the UNLOGGED ones for buffered
+    messages (one text per queue table and mode, so a prepared statement per each too)."""
     return (
-        _ENQUEUE_TEMPLATE.replace("{stat}", stat)
+        _ENQUEUE_TEMPLATE.replace("{stat}", _STAT_BUFFERED if buffered else _STAT_PERSISTENT)
         .replace("{shards}", str(STAT_SHARDS))
         .replace("{mode}", f"'{BUFFERED}'" if buffered else f"'{PERSISTENT}'")
         .replace("{in_buffer}", "true" if buffered else "false")
+        .replace("{messages}", message_leaf(queue_table_id, buffered=buffered))
+        .replace("{consumers}", consumer_leaf(queue_table_id, buffered=buffered))
     )
-
-
-_ENQUEUE_SQL = _enqueue_sql(False)
-_ENQUEUE_BUFFERED_SQL = _enqueue_sql(True)
 
 
 def enqueue(
@@ -195,6 +199,7 @@ def _enqueue(
 
     params = {
         "qid": queue.id,
+        "qt": queue.queue_table_id,
         "pri": [m.priority for m in messages],
         "delay": [float(m.delay or 0) for m in messages],
         "exp": [m.expiration for m in messages],
@@ -212,21 +217,27 @@ def _enqueue(
         "user": user,
         "channel": queue.channel,
     }
-    sql = _ENQUEUE_BUFFERED_SQL if buffered else _ENQUEUE_SQL
+    sql = _enqueue_sql(queue.queue_table_id, buffered)
     row = conn.execute(sql, params, prepare=True).fetchone()
     ids = row[0] if row and row[0] else []
     if len(ids) != len(messages):
         # The queue was stopped or dropped between reading it and inserting.
         fresh = queue_info(conn, queue.id)
         raise QueueDisabled(f"Enqueue is disabled on queue {fresh.name}.", field="queue")
+    stamp_groups(conn, queue, ids)  # TRANSACTIONAL queue tables: this transaction's group
     if queue.multiple_consumers:
         ruled = [mid for mid, msg in zip(ids, messages, strict=True) if not msg.recipients]
-        _apply_subscriber_rules(conn, queue, ids, ruled)
+        _apply_subscriber_rules(conn, queue, ids, ruled, buffered=buffered)
     return ids
 
 
 def _apply_subscriber_rules(
-    conn: psycopg.Connection, queue: QueueInfo, ids: list[int], ruled: list[int]
+    conn: psycopg.Connection,
+    queue: QueueInfo,
+    ids: list[int],
+    ruled: list[int],
+    *,
+    buffered: bool = False,
 ) -> None:
     """Subscribers with a rule keep only the messages their rule is TRUE for, decided in SQL at
     enqueue (AQ decides a message's recipients when it is enqueued; an explicit recipient list
@@ -234,28 +245,12 @@ def _apply_subscriber_rules(
     rules = subscriber_rules(conn, queue)
     if not rules or not ruled:
         return
-    parts, params = [], {"ids": ruled}
-    for sub_id, condition in rules.items():
-        sql, p = rule_sql(condition, field="rule", prefix=f"s{sub_id}_")
-        parts.append(f"(mc.subscriber_id = {int(sub_id)} AND NOT (({sql}) IS TRUE))")
-        params.update(p)
-    conn.execute(
-        f"""
-        DELETE FROM aq_message_consumer mc USING aq_message m
-        WHERE mc.message_id = m.id AND m.id = ANY(%(ids)s) AND ({" OR ".join(parts)})
-        """,
-        params,
-    )
-    counts = conn.execute(
-        """
-        WITH c AS (SELECT m.id, count(mc.id) AS n FROM aq_message m
-                   LEFT JOIN aq_message_consumer mc ON mc.message_id = m.id
-                   WHERE m.id = ANY(%s) GROUP BY m.id)
-        UPDATE aq_message m SET pending_consumers = c.n FROM c WHERE m.id = c.id
-        RETURNING m.id, c.n
-        """,
-        (ruled,),
-    ).fetchall()
+    counts = [
+        (mid, n)
+        for mid, _, n in apply_subscriber_rules(
+            conn, queue, rules, "m.id = ANY(%(ids)s)", {"ids": ruled}, buffered=buffered
+        )
+    ]
     empty = sorted(mid for mid, n in counts if n == 0)
     if empty:
         pos = ids.index(empty[0])

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import psycopg
 
+from queues.engine.sets import count_down_sql, exception_copies
 from queues.engine.types import REASON_MAX_RETRIES
 
 
@@ -92,64 +93,32 @@ def consumer_exception_copies(
     dequeue did it, as a propagation does); otherwise count the originals down here."""
     if not message_ids:
         return
-    conn.execute(
-        """
-        WITH n AS (SELECT x.message_id, x.subscriber_id, x.reason, x.attempts,
-                          nextval(pg_get_serial_sequence('aq_message', 'id')) AS copy_id
-                   FROM unnest(%(mids)s::bigint[], %(sids)s::bigint[], %(reasons)s::text[],
-                               %(attempts)s::int[])
-                        AS x(message_id, subscriber_id, reason, attempts)),
-        copy AS (
-            INSERT INTO aq_message (id, queue_id, queue_table_id, state, priority, sort_pri,
-                commit_seq, kind, type_name, correlation, sender, headers, payload, enq_time,
-                enq_user, expiration, attempts, pending_consumers, original_queue_id,
-                exception_reason, replayed)
-            SELECT n.copy_id, q.exception_queue_id, m.queue_table_id, 'EXPIRED', m.priority,
-                   m.sort_pri, m.commit_seq, m.kind, m.type_name, m.correlation, m.sender,
-                   m.headers, m.payload, m.enq_time, m.enq_user, m.expiration,
-                   coalesce(n.attempts, m.attempts), 1, m.queue_id,
-                   n.reason || ' (consumer ' || s.name || ')', false
-            FROM n JOIN aq_message m ON m.id = n.message_id
-            JOIN queues_queue q ON q.id = m.queue_id
-            JOIN queues_subscriber s ON s.id = n.subscriber_id
-        )
-        INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
-        SELECT n.copy_id, n.subscriber_id, 0 FROM n
-        """,
-        {
-            "mids": list(message_ids),
-            "sids": list(subscriber_ids),
-            "reasons": list(reasons),
-            # The subscriber's own count of attempts, when the copy goes for too many of them.
-            "attempts": list(attempts) if attempts is not None else [None] * len(message_ids),
-        },
+    exception_copies(
+        conn, message_ids, subscriber_ids, reasons, attempts=attempts, name_consumer=True
     )
     if consumed:
         return
     conn.execute(
-        """
-        UPDATE aq_message m SET pending_consumers = m.pending_consumers - x.n,
-               state = CASE WHEN m.pending_consumers = x.n THEN 'PROCESSED' ELSE m.state END,
-               processed_at = CASE WHEN m.pending_consumers = x.n THEN now() END
-        FROM (SELECT message_id, count(*) AS n FROM unnest(%s::bigint[]) AS t(message_id)
-              GROUP BY message_id) x
-        WHERE m.id = x.message_id
-        """,
+        count_down_sql("aq_message", "unnest(%s::bigint[]) AS t(message_id)", returning="m.id"),
         (list(message_ids),),
     )
 
 
 def move_to_exception_queue(conn: psycopg.Connection, ids: Sequence[int], reason: str) -> int:
-    """Move messages to their queue's exception queue with state EXPIRED and ``reason``."""
+    """Move messages to their queue's exception queue with state EXPIRED and ``reason``. A
+    buffered one arrives as a persistent message (AQ stores error-queue messages in the queue
+    table, never in a buffer); the caller took it out of the buffer first
+    (:func:`queues.engine.buffered.out_of_buffer`)."""
     if not ids:
         return 0
     cur = conn.execute(
         """
         UPDATE aq_message m SET original_queue_id = m.queue_id, queue_id = q.exception_queue_id,
                state = 'EXPIRED', exception_reason = %s, delay_until = NULL, locked_until = NULL,
-               lock_token = NULL
+               lock_token = NULL, delivery_mode = 'PERSISTENT'
         FROM queues_queue q
         WHERE q.id = m.queue_id AND m.id = ANY(%s) AND q.exception_queue_id IS NOT NULL
+          AND NOT m.in_buffer
         """,
         (reason, list(ids)),
     )

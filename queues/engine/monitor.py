@@ -8,6 +8,7 @@ import psycopg
 
 from queues.engine import buffered
 from queues.engine.failures import fail_attempts, fail_consumer_attempts, move_to_exception_queue
+from queues.engine.grouping import expire_leases
 from queues.engine.types import REASON_EXPIRED, channel_name
 
 
@@ -46,8 +47,10 @@ def monitor_run(conn: psycopg.Connection, *, limit: int = 10_000) -> MonitorRepo
         """,
         (limit,),
     ).fetchall()
-    buffered.count_expired(conn, [r[0] for r in expired])
-    report.expired = move_to_exception_queue(conn, [r[0] for r in expired], REASON_EXPIRED)
+    # Exception queues hold no buffered message: expired ones leave the buffer first.
+    expired_ids = buffered.out_of_buffer(conn, [r[0] for r in expired])
+    buffered.count_expired(conn, expired_ids)
+    report.expired = move_to_exception_queue(conn, expired_ids, REASON_EXPIRED)
 
     leased = conn.execute(
         """
@@ -73,6 +76,7 @@ def monitor_run(conn: psycopg.Connection, *, limit: int = 10_000) -> MonitorRepo
         ).fetchall()
     }
 
+    expire_leases(conn, limit=limit)  # message groups whose owner went away
     report.removed = conn.execute(
         """
         WITH c AS (SELECT m.id FROM aq_message m JOIN queues_queue q ON q.id = m.queue_id

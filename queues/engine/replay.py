@@ -7,6 +7,7 @@ from typing import Any
 
 import psycopg
 
+from queues.engine.storage import consumer_part, message_part
 from queues.engine.types import InvalidMessage, QueueInfo, channel_name
 
 
@@ -19,12 +20,14 @@ def replay(conn: psycopg.Connection, queue: QueueInfo, ids: Sequence[int] | None
     if not queue.is_exception:
         raise InvalidMessage(f"{queue.name} is not an exception queue.", field="queue")
     sel = "m.queue_id = %(qid)s AND m.state = 'EXPIRED'"
+    # An exception queue lives in its source queues' queue table: one partition holds them all.
+    msgs = message_part(queue.queue_table_id)
     params: dict[str, Any] = {"qid": queue.id}
     if ids is not None:
         sel += " AND m.id = ANY(%(ids)s)"
         params["ids"] = list(ids)
         orphan = conn.execute(
-            f"SELECT m.id FROM aq_message m WHERE {sel} AND m.original_queue_id IS NULL LIMIT 1",
+            f"SELECT m.id FROM {msgs} m WHERE {sel} AND m.original_queue_id IS NULL LIMIT 1",
             params,
         ).fetchone()
         if orphan:
@@ -33,9 +36,9 @@ def replay(conn: psycopg.Connection, queue: QueueInfo, ids: Sequence[int] | None
             )
     rows = conn.execute(
         f"""
-        WITH c AS (SELECT m.id FROM aq_message m WHERE {sel} AND m.original_queue_id IS NOT NULL
+        WITH c AS (SELECT m.id FROM {msgs} m WHERE {sel} AND m.original_queue_id IS NOT NULL
                    FOR UPDATE SKIP LOCKED)
-        UPDATE aq_message m SET queue_id = m.original_queue_id, original_queue_id = NULL,
+        UPDATE {msgs} m SET queue_id = m.original_queue_id, original_queue_id = NULL,
                -- A multi-consumer message whose subscribers have all gone is done, not READY
                -- for nobody.
                state = CASE WHEN qt.multiple_consumers AND m.pending_consumers = 0
@@ -54,7 +57,8 @@ def replay(conn: psycopg.Connection, queue: QueueInfo, ids: Sequence[int] | None
         params,
     ).fetchall()
     conn.execute(
-        "UPDATE aq_message_consumer SET attempts = 0, locked_until = NULL, lock_token = NULL "
+        f"UPDATE {consumer_part(queue.queue_table_id)} SET attempts = 0, locked_until = NULL, "
+        "lock_token = NULL "
         "WHERE message_id = ANY(%s)",
         ([r[0] for r in rows],),
     )

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
+from queues.engine.sets import count_down_sql, stat_sql
+from queues.engine.storage import consumer_part, message_part
 from queues.engine.types import (
     BUFFERED,
     EXPIRED,
@@ -75,6 +77,16 @@ def _row_to_message(row: Sequence[Any], lock_token: UUID | None = None) -> Deque
     )
 
 
+def _sources(queue: QueueInfo, delivery_mode: str | None) -> tuple[str, str]:
+    """The message and consumer relations a dequeue of ``delivery_mode`` reads: the logged
+    leaves for persistent messages (a prepared statement plans over that one leaf), the queue
+    table's partitions over both leaves for buffered ones, which are in the UNLOGGED leaf until
+    they spill to the logged one."""
+    if delivery_mode == PERSISTENT:
+        return queue.messages, queue.consumers
+    return message_part(queue.queue_table_id), consumer_part(queue.queue_table_id)
+
+
 def _candidate_filter(
     queue: QueueInfo,
     *,
@@ -92,10 +104,10 @@ def _candidate_filter(
         f"{alias}.state = '{state}'",
         f"{alias}.commit_seq IS NOT NULL",
     ]
-    # Literals again. A persistent message is never in the buffer, so naming in_buffer lets a
-    # table partitioned by it skip the buffer leaf; None (and PERSISTENT_OR_BUFFERED) takes both.
+    # Literals again. The logged leaf holds spilled buffered messages beside persistent ones;
+    # None (and PERSISTENT_OR_BUFFERED) takes both kinds. See _sources for where each is read.
     if delivery_mode == PERSISTENT:
-        parts.append(f"{alias}.in_buffer = false AND {alias}.delivery_mode = '{PERSISTENT}'")
+        parts.append(f"{alias}.delivery_mode = '{PERSISTENT}'")
     elif delivery_mode == BUFFERED:
         parts.append(f"{alias}.delivery_mode = '{BUFFERED}'")
     params: dict[str, Any] = {"qid": queue.id}
@@ -114,55 +126,41 @@ def _candidate_filter(
     return " AND ".join(parts), params
 
 
-_STAT_DEQ = """
-stat AS (
-    INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
-    SELECT %(qid)s, pg_backend_pid() %% {shards}, 0, count(*) FROM {src} {where}HAVING count(*) > 0
-    ON CONFLICT (queue_id, shard) DO UPDATE SET dequeued = aq_queue_stat.dequeued + EXCLUDED.dequeued
-)"""
 # Buffered messages count in the buffer's own UNLOGGED counters (V$BUFFERED_QUEUES), which a
 # crash resets along with the buffer, and which cost no WAL on the buffered path.
 _STAT_BUF = """
 bstat AS (
     INSERT INTO aq_buffer_stat AS s (queue_id, sender, shard, dequeued, last_deq)
-    SELECT %(qid)s, '', pg_backend_pid() %% {shards}, count(*), now() FROM {src} {where}HAVING count(*) > 0
+    SELECT %(qid)s, '', pg_backend_pid() %% {shards}, count(*), now() FROM {src} HAVING count(*) > 0
     ON CONFLICT (queue_id, sender, shard)
     DO UPDATE SET dequeued = s.dequeued + EXCLUDED.dequeued, last_deq = EXCLUDED.last_deq
 )"""
 
 
 def _stat(src: str, delivery_mode: str = PERSISTENT) -> str:
-    """The counter CTE(s) for the dequeued rows in ``src``: persistent ones in aq_queue_stat,
-    buffered ones in aq_buffer_stat."""
+    """The counter CTE(s) for the dequeued rows in ``src``: the dequeue counter of queue
+    ``%(qid)s`` for persistent ones, the buffer's counters (aq_buffer_stat) for buffered ones."""
 
-    def fill(tpl: str, where: str) -> str:
-        return (
-            tpl.replace("{shards}", str(STAT_SHARDS))
-            .replace("{src}", src)
-            .replace("{where}", where)
-        )
+    def buffered(rows: str) -> str:
+        return _STAT_BUF.replace("{shards}", str(STAT_SHARDS)).replace("{src}", rows)
 
     if delivery_mode == PERSISTENT:
-        return fill(_STAT_DEQ, "")
+        return f"stat AS ({stat_sql('qid', src, 'dequeued')})"
     if delivery_mode == BUFFERED:
-        return fill(_STAT_BUF, "")
+        return buffered(src)
+    only = "(SELECT 1 FROM {src} WHERE {src}.delivery_mode = '{mode}') AS x"
     return (
-        fill(_STAT_DEQ, f"WHERE {src}.delivery_mode = '{PERSISTENT}' ")
-        + ", "
-        + fill(_STAT_BUF, f"WHERE {src}.delivery_mode = '{BUFFERED}' ")
+        f"stat AS ({stat_sql('qid', only.format(src=src, mode=PERSISTENT), 'dequeued')}), "
+        + buffered(only.format(src=src, mode=BUFFERED))
     )
 
 
-def _finish_consumed_sql(src: str, delivery_mode: str = PERSISTENT) -> str:
-    """Count down the pending consumers of the messages in ``src``; the last one processes it.
-
-    The UPDATE locks the message row, so two subscribers finishing the same message at once are
-    serialised and exactly one of them sees the count reach zero.
-    """
+def _finish_consumed_sql(
+    src: str, messages: str = "aq_message", delivery_mode: str = PERSISTENT
+) -> str:
+    """Count down the pending consumers of the messages in ``src`` (a subscriber's consumed
+    copies, column ``message_id``); the last one processes it. See :func:`count_down_sql`."""
     return (
-        f", u AS (UPDATE aq_message m SET pending_consumers = m.pending_consumers - 1, "
-        f"state = CASE WHEN m.pending_consumers = 1 THEN 'PROCESSED' ELSE m.state END, "
-        f"processed_at = CASE WHEN m.pending_consumers = 1 THEN now() END "
-        f"FROM {src} WHERE m.id = {src}.message_id RETURNING {_COLUMNS}), "
+        f", u AS ({count_down_sql(messages, src, returning=_COLUMNS)}), "
         f"{_stat('u', delivery_mode)} SELECT * FROM u"
     )

@@ -7,10 +7,11 @@ from typing import Any
 
 import psycopg
 
-from queues.engine.rows import _candidate_filter, _stat
+from queues.engine.rows import _candidate_filter, _sources, _stat
+from queues.engine.sets import FREE_COPY, count_down_sql, insert_copies_sql
 from queues.engine.topology import subscriber_ids
 from queues.engine.types import (
-    STAT_SHARDS,
+    PERSISTENT_OR_BUFFERED,
     TRANSACTIONAL,
     NoSubscribers,
     QueueDisabled,
@@ -78,54 +79,25 @@ def transfer(
         "subs": subs,
         "user": user,
         "channel": destination.channel,
-        # Buffered messages arrive buffered, where the destination can hold buffered messages.
-        "dbuf": destination.message_grouping != TRANSACTIONAL,
         **(keep_params or {}),
     }
     where, _ = _candidate_filter(source, correlation=None, msgid=None, after=None)
-    free = "(mc.locked_until IS NULL OR (mc.lock_token IS NULL AND mc.locked_until <= now()))"
+    # Both kinds of message, buffered ones in the buffer or spilled: the queue table's partitions.
+    M, C = _sources(source, PERSISTENT_OR_BUFFERED)
+    # Buffered messages arrive buffered, where the destination can hold buffered messages.
+    keep_mode = destination.message_grouping != TRANSACTIONAL
+    copied = "(SELECT * FROM k WHERE k.keep)"
     sql = f"""
     WITH c AS (
-        SELECT mc.id AS cid FROM aq_message_consumer mc JOIN aq_message m ON m.id = mc.message_id
-        WHERE mc.subscriber_id = %(sub)s AND {where} AND {free}
+        SELECT mc.id AS cid FROM {C} mc JOIN {M} m ON m.id = mc.message_id
+        WHERE mc.subscriber_id = %(sub)s AND {where} AND {FREE_COPY}
         ORDER BY m.sort_pri, m.commit_seq, m.id LIMIT %(n)s FOR UPDATE OF mc SKIP LOCKED
     ),
-    d AS (DELETE FROM aq_message_consumer mc USING c WHERE mc.id = c.cid RETURNING mc.message_id),
-    u AS (
-        UPDATE aq_message m SET pending_consumers = m.pending_consumers - 1,
-               state = CASE WHEN m.pending_consumers = 1 THEN 'PROCESSED' ELSE m.state END,
-               processed_at = CASE WHEN m.pending_consumers = 1 THEN now() END
-        FROM d WHERE m.id = d.message_id
-        RETURNING m.id, m.priority, m.sort_pri, m.commit_seq, m.kind, m.type_name,
-                  m.correlation, m.sender, m.headers, m.payload, m.delivery_mode
-    ),
-    {_stat("u")},
+    d AS (DELETE FROM {C} mc USING c WHERE mc.id = c.cid RETURNING mc.message_id),
+    u AS ({count_down_sql(M, "d", returning="m.*")}),
+    {_stat("u", PERSISTENT_OR_BUFFERED)},
     k AS (SELECT m.*, ({keep_sql}) AS keep FROM u AS m),
-    ins AS (
-        INSERT INTO aq_message (queue_id, queue_table_id, state, priority, sort_pri, commit_seq,
-                                kind, type_name, correlation, sender, headers, payload, enq_time,
-                                enq_user, attempts, pending_consumers, exception_reason, replayed,
-                                delivery_mode, in_buffer)
-        SELECT %(dqid)s, %(dqt)s, 'READY', k.priority, %(by_pri)s * k.priority, %(cseq)s, k.kind,
-               k.type_name, k.correlation, k.sender,
-               k.headers || jsonb_build_object('aq$_source_msgid', k.id), k.payload, now(),
-               %(user)s, 0, %(npend)s, '', false,
-               CASE WHEN %(dbuf)s THEN k.delivery_mode ELSE 'PERSISTENT' END,
-               %(dbuf)s AND k.delivery_mode = 'BUFFERED'
-        FROM k WHERE k.keep ORDER BY k.sort_pri, k.commit_seq, k.id
-        RETURNING id, octet_length(payload::text) AS size
-    ),
-    cons AS (
-        INSERT INTO aq_message_consumer (message_id, subscriber_id, attempts)
-        SELECT ins.id, s.sub, 0 FROM ins CROSS JOIN unnest(%(subs)s::bigint[]) AS s(sub)
-    ),
-    dstat AS (
-        INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
-        SELECT %(dqid)s, pg_backend_pid() %% {STAT_SHARDS}, count(*), 0 FROM ins
-        HAVING count(*) > 0
-        ON CONFLICT (queue_id, shard)
-        DO UPDATE SET enqueued = aq_queue_stat.enqueued + EXCLUDED.enqueued
-    )
+    {insert_copies_sql(destination, copied, keep_mode=keep_mode)}
     SELECT (SELECT count(*) FROM u), count(*), coalesce(sum(size), 0),
            CASE WHEN count(*) > 0 THEN pg_notify(%(channel)s, '') END
     FROM ins

@@ -10,11 +10,14 @@ from typing import Any
 from uuid import UUID
 
 from core.exceptions import Conflict, DomainError, NotFound
+from queues.engine.storage import consumer_leaf, message_leaf
 
 READY, WAITING, PROCESSED, EXPIRED = "READY", "WAITING", "PROCESSED", "EXPIRED"
 NORMAL_QUEUE, EXCEPTION_QUEUE = "NORMAL_QUEUE", "EXCEPTION_QUEUE"
 REMOVE, LOCKED, BROWSE = "REMOVE", "LOCKED", "BROWSE"
 FIRST_MESSAGE, NEXT_MESSAGE = "FIRST_MESSAGE", "NEXT_MESSAGE"
+# Only on TRANSACTIONAL queue tables: skip the rest of the current group (DBMS_AQ.NEXT_TRANSACTION).
+NEXT_TRANSACTION = "NEXT_TRANSACTION"
 USER, ROW_LCR, DDL_LCR = "USER", "ROW_LCR", "DDL_LCR"
 PERSISTENT, BUFFERED = "PERSISTENT", "BUFFERED"
 # Dequeue only (DBMS_AQ.PERSISTENT_OR_BUFFERED): either kind, in the queue's order.
@@ -46,6 +49,13 @@ class LeaseMismatch(Conflict):
     code = "lease_mismatch"
 
 
+class EndOfGroup(Conflict):
+    """ORA-25235: every message of the current transaction group was fetched; continue with
+    NEXT_TRANSACTION (or FIRST_MESSAGE)."""
+
+    code = "end_of_group"
+
+
 @dataclass(frozen=True)
 class QueueInfo:
     """What the engine needs to know about a queue; read once per call with :func:`queue_info`."""
@@ -68,6 +78,11 @@ class QueueInfo:
     message_grouping: str = "NONE"
 
     @property
+    def grouped(self) -> bool:
+        """A TRANSACTIONAL queue table: one enqueuing transaction's messages are one group."""
+        return self.message_grouping == TRANSACTIONAL and not self.is_exception
+
+    @property
     def is_exception(self) -> bool:
         return self.kind == EXCEPTION_QUEUE
 
@@ -82,6 +97,16 @@ class QueueInfo:
     @property
     def channel(self) -> str:
         return channel_name(self.id)
+
+    @property
+    def messages(self) -> str:
+        """The queue table's logged message leaf: per-queue statements name it, not the parent
+        (through the parent a prepared statement plans over every queue table's partitions)."""
+        return message_leaf(self.queue_table_id)
+
+    @property
+    def consumers(self) -> str:
+        return consumer_leaf(self.queue_table_id)
 
 
 @dataclass
@@ -142,6 +167,14 @@ class DequeuedMessage:
     delivery_mode: str = PERSISTENT
     # A buffered message still in the buffer (AQ's IN-MEMORY); False once spilled to logged storage.
     in_buffer: bool = False
+    # TRANSACTIONAL queue tables only (queues/engine/grouping.py): AQ's ``transaction_group``, the
+    # message's 1-based place in it and how many messages it has (as this consumer gets them),
+    # whether it ends the group, and the token that owns the group.
+    transaction_group: int | None = None
+    group_position: int | None = None
+    group_size: int | None = None
+    last_in_group: bool = False
+    group_token: UUID | None = None
 
     @property
     def buffered_state(self) -> str:

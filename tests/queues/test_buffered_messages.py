@@ -301,3 +301,123 @@ def test_pool_settings_that_are_not_sizes_fail_the_check(settings):
     assert "AQ_STREAMS_POOL_SIZE" in check_pool_settings()[0].msg
     settings.AQ_STREAMS_POOL_SIZE = "5M"
     assert [e.id for e in check_pool_settings()] == ["queues.W100"]
+
+
+def _where(ids: list[int]) -> list[tuple[str, int]]:
+    """Which storage leaf holds each message (by id order) and how many consumer copies."""
+    with psycopg.connect(dsn()) as other:
+        return other.execute(
+            "SELECT m.tableoid::regclass::text, "
+            "(SELECT count(*) FROM aq_message_consumer mc WHERE mc.message_id = m.id) "
+            "FROM aq_message m WHERE m.id = ANY(%s) ORDER BY m.id",
+            (ids,),
+        ).fetchall()
+
+
+def test_buffered_messages_live_in_the_unlogged_leaves_and_spill_with_their_copies(
+    admin_user, settings
+):
+    q = make_queue(admin_user, "BQ", multiple_consumers=True)
+    for name in ("S1", "S2"):
+        services.subscriber_add(user=admin_user, queue=q, name=name)
+    qt = q.queue_table_id
+    ids = services.message_enqueue(
+        user=admin_user, queue="BQ", messages=[msg(1), msg(2)], delivery_mode="BUFFERED"
+    )
+    (pid,) = services.message_enqueue(user=admin_user, queue="BQ", messages=[msg("p")])
+    assert _where([*ids, pid]) == [(f"aq_qt{qt}_b", 2), (f"aq_qt{qt}_b", 2), (f"aq_qt{qt}_p", 2)]
+    assert (
+        count(f"SELECT count(*) FROM aq_qt{qt}_cb WHERE in_buffer AND queue_table_id = %s", qt) == 4
+    )
+    with psycopg.connect(dsn()) as conn:
+        persistence = dict(
+            conn.execute(
+                "SELECT relname, relpersistence FROM pg_class WHERE relname = ANY(%s)",
+                ([f"aq_qt{qt}_b", f"aq_qt{qt}_cb", f"aq_qt{qt}_p", f"aq_qt{qt}_cp"],),
+            ).fetchall()
+        )
+    assert persistence == {
+        f"aq_qt{qt}_b": "u",
+        f"aq_qt{qt}_cb": "u",
+        f"aq_qt{qt}_p": "p",
+        f"aq_qt{qt}_cp": "p",
+    }
+
+    settings.AQ_BUFFER_SPILL_AFTER_S = 0
+    with psycopg.connect(dsn()) as holder, psycopg.connect(dsn()) as monitor:
+        # A dequeuer holds S1's copy of the first message: the spill takes the second only, and
+        # does not wait (a wait would fail at the lock timeout).
+        holder.execute(
+            "SELECT 1 FROM aq_message_consumer WHERE message_id = %s AND subscriber_id = "
+            "(SELECT id FROM queues_subscriber WHERE name = 'S1') FOR UPDATE",
+            (ids[0],),
+        )
+        monitor.execute("SET lock_timeout = '2s'")
+        assert engine.monitor_run(monitor).spilled == 1
+        monitor.commit()
+        assert _where(ids) == [(f"aq_qt{qt}_b", 2), (f"aq_qt{qt}_p", 2)]
+        holder.rollback()
+        assert engine.monitor_run(monitor).spilled == 1
+        monitor.commit()
+    # Same ids and fields, copies in the logged leaf with the message's storage keys.
+    assert _where(ids) == [(f"aq_qt{qt}_p", 2), (f"aq_qt{qt}_p", 2)]
+    assert (
+        count(f"SELECT count(*) FROM aq_qt{qt}_cp WHERE NOT in_buffer AND queue_table_id = %s", qt)
+        == 6
+    )
+    assert (
+        count(f"SELECT count(*) FROM aq_qt{qt}_b") + count(f"SELECT count(*) FROM aq_qt{qt}_cb")
+        == 0
+    )
+
+    for name in ("S1", "S2"):
+        got = services.message_dequeue(
+            user=admin_user,
+            queue="BQ",
+            request=services.DequeueRequest(consumer_name=name, batch=5, delivery_mode="BUFFERED"),
+        )
+        assert [(m.id, m.payload, m.buffered_state) for m in got] == [
+            (ids[0], 1, "SPILLED"),
+            (ids[1], 2, "SPILLED"),
+        ]
+    # A persistent dequeue never saw them, and still has its own message.
+    got = services.message_dequeue(
+        user=admin_user,
+        queue="BQ",
+        request=services.DequeueRequest(consumer_name="S1", mode=engine.BROWSE, batch=5),
+    )
+    assert [m.payload for m in got] == ["p"]
+
+
+def test_an_expired_buffered_message_goes_to_the_exception_queue_as_a_persistent_one(admin_user):
+    q = make_queue(admin_user, "BQ")
+    (mid,) = services.message_enqueue(
+        user=admin_user, queue="BQ", messages=[msg("old", expiration=0)], delivery_mode="BUFFERED"
+    )
+    with psycopg.connect(dsn()) as conn:
+        assert engine.monitor_run(conn).expired == 1
+        conn.commit()
+    with psycopg.connect(dsn()) as other:
+        row = other.execute(
+            "SELECT queue_id, state, delivery_mode, in_buffer, tableoid::regclass::text "
+            "FROM aq_message WHERE id = %s",
+            (mid,),
+        ).fetchone()
+        expired = other.execute(
+            "SELECT expired_msgs FROM v_buffered_queues WHERE queue_name = 'BQ'"
+        ).fetchone()
+    assert row == (
+        q.exception_queue_id,
+        "EXPIRED",
+        "PERSISTENT",
+        False,
+        f"aq_qt{q.queue_table_id}_p",
+    )
+    assert expired == (1,)
+    # The exception queue's ordinary (persistent) dequeue takes it.
+    got = services.message_dequeue(
+        user=admin_user,
+        queue=q.exception_queue.name,
+        request=services.DequeueRequest(mode=engine.BROWSE),
+    )
+    assert [m.id for m in got] == [mid]

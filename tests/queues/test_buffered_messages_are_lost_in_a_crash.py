@@ -2,12 +2,8 @@
 instance failure does in AQ: on a private PostgreSQL (the pgserver wheel) the test owns, persistent
 and buffered messages are enqueued, one buffered message is spilled by the queue monitor, the
 postmaster and its children are killed with SIGKILL, and the server starts again with crash
-recovery, which resets UNLOGGED relations (the queue tables' buffer leaves) to empty.
-
-The buffer is UNLOGGED only with the storage per queue table (aq_message partitioned by queue
-table, then by in_buffer, the in_buffer leaf UNLOGGED). On a database without that layout the test
-still checks that the persistent and spilled messages survive, then reports an expected failure
-for the buffer's part."""
+recovery, which resets UNLOGGED relations (the queue tables' buffer leaves ``aq_qt{id}_b`` and
+``aq_qt{id}_cb``, and the buffer's counters) to empty."""
 
 from __future__ import annotations
 
@@ -38,12 +34,20 @@ put = lambda p, **kw: services.message_enqueue(
     user=None, queue="CRASH", messages=[engine.NewMessage(payload=p)], **kw)
 ids = {"persistent": put("p1") + put("p2")}
 ids["spilled"] = put("spilled", delivery_mode="BUFFERED")
+mqt = services.queue_table_create(user=None, name="QT_CRASH_M", multiple_consumers=True)
+mq = services.queue_create(user=None, name="CRASH_M", queue_table=mqt)
+for name in ("S1", "S2"):
+    services.subscriber_add(user=None, queue=mq, name=name)
+mput = lambda p: services.message_enqueue(
+    user=None, queue="CRASH_M", messages=[engine.NewMessage(payload=p)], delivery_mode="BUFFERED")
+ids["m_spilled"] = mput("m_spilled")
 engine.buffered.configure(spill_after_s=0)
 with psycopg.connect(services.conninfo()) as conn:
-    assert engine.buffered.spill(conn) == 1
+    assert engine.buffered.spill(conn) == 2
     conn.commit()
 engine.buffered.configure()
 ids["in_buffer"] = put("b1", delivery_mode="BUFFERED") + put("b2", delivery_mode="BUFFERED")
+ids["m_in_buffer"] = mput("m_b1")
 print(json.dumps(ids))
 """
 
@@ -63,14 +67,17 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def _buffer_is_unlogged(conn: psycopg.Connection) -> bool:
-    row = conn.execute(
+def _unlogged_leaves(conn: psycopg.Connection) -> set[str]:
+    rows = conn.execute(
         """
-        SELECT EXISTS (SELECT 1 FROM pg_partition_tree('aq_message') t
-                       JOIN pg_class c ON c.oid = t.relid WHERE c.relpersistence = 'u')
+        SELECT c.relname FROM pg_partition_tree('aq_message') t JOIN pg_class c ON c.oid = t.relid
+        WHERE c.relpersistence = 'u'
+        UNION ALL
+        SELECT c.relname FROM pg_partition_tree('aq_message_consumer') t
+        JOIN pg_class c ON c.oid = t.relid WHERE c.relpersistence = 'u'
         """
-    ).fetchone()
-    return bool(row and row[0])
+    ).fetchall()
+    return {r[0] for r in rows}
 
 
 def test_a_crash_loses_unspilled_buffered_messages_and_keeps_the_others() -> None:
@@ -130,18 +137,24 @@ def test_a_crash_loses_unspilled_buffered_messages_and_keeps_the_others() -> Non
                 ("p2", "PERSISTENT", False),
             ]
             assert present("spilled") == [("spilled", "BUFFERED", False)]
-            if not _buffer_is_unlogged(conn):
-                pytest.xfail(
-                    "aq_message has no UNLOGGED buffer leaf here (the storage per queue table is "
-                    "not in this tree), so the buffered messages survived"
-                )
-            assert present("in_buffer") == []
-            # The buffer's counters went with it; the spilled message keeps its queue listed.
-            row = conn.execute(
-                "SELECT num_msgs, spill_msgs, cnum_msgs FROM v_buffered_queues "
-                "WHERE queue_name = 'CRASH'"
+            (qt,) = conn.execute(
+                "SELECT id FROM queues_queuetable WHERE name = 'QT_CRASH'"
             ).fetchone()
-            assert row == (1, 1, 0)
+            assert {f"aq_qt{qt}_b", f"aq_qt{qt}_cb"} <= _unlogged_leaves(conn)
+            assert present("in_buffer") == []
+            assert present("m_in_buffer") == []
+            # The spilled multi-consumer message moved with both consumer copies.
+            assert present("m_spilled") == [("m_spilled", "BUFFERED", False)]
+            copies = conn.execute(
+                "SELECT count(*) FILTER (WHERE NOT in_buffer), count(*) FROM aq_message_consumer"
+            ).fetchone()
+            assert copies == (2, 2)
+            # The buffer's counters went with it; the spilled message keeps its queue listed.
+            rows = conn.execute(
+                "SELECT queue_name, num_msgs, spill_msgs, cnum_msgs FROM v_buffered_queues "
+                "ORDER BY queue_name"
+            ).fetchall()
+            assert rows == [("CRASH", 1, 1, 0), ("CRASH_M", 1, 1, 0)]
     finally:
         if pg.running():
             with contextlib.suppress(Exception):  # the server may be down already

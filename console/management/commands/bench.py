@@ -1,5 +1,7 @@
 """``python manage.py bench <suite> [--json] [--scale X] [--baseline]``: the workloads of the
-shared bench/WORKLOADS.md against the configured PostgreSQL (``DATABASE_URL``).
+shared bench/WORKLOADS.md against the configured PostgreSQL (``DATABASE_URL``). The ``queues``
+suite also takes ``--peers`` (PGMQ and PgQ in the same run), ``--repeat K``, ``--history M`` and
+``--settle S`` (docs/BENCHMARKS.md).
 
 With ``--json`` progress goes to stderr and stdout carries exactly one JSON object (the last line);
 without it a table is printed. A suite whose subject is not built yet is refused with the issue that
@@ -15,6 +17,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from console.bench import PENDING, SUITES, suite_runner
 from console.bench.queues import BenchError
+
+# Options of the queues suite alone, with their defaults (given only when changed).
+QUEUES_ONLY: dict[str, Any] = {"peers": False, "repeat": 1, "history": 0.0, "settle": None}
 
 
 class Command(BaseCommand):
@@ -36,6 +41,37 @@ class Command(BaseCommand):
             action="store_true",
             help="Also measure the same shapes of work on a plain indexed table.",
         )
+        queues = parser.add_argument_group("queues suite only")
+        queues.add_argument(
+            "--peers",
+            action="store_true",
+            help="Also run PGMQ and PgQ on the same server, each workload right after the "
+            "engine's (install them with scripts/install-bench-peers.sh).",
+        )
+        queues.add_argument(
+            "--repeat",
+            type=int,
+            default=1,
+            metavar="K",
+            help="Run the whole suite K times back to back on the same queues; print each run, "
+            "the medians and the spread.",
+        )
+        queues.add_argument(
+            "--history",
+            type=float,
+            default=0.0,
+            metavar="M",
+            help="After run 1, put M million messages through the queues (enqueued and "
+            "consumed), so runs 2..K measure queues with that history. Needs --repeat >= 2.",
+        )
+        queues.add_argument(
+            "--settle",
+            type=float,
+            default=None,
+            metavar="S",
+            help="Seconds of queue-monitor passes before each run after the first (default 60 "
+            "with --history, else 0).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         suite: str = options["suite"]
@@ -51,9 +87,13 @@ class Command(BaseCommand):
         # Keep stdout for the result alone when it is machine-read.
         out = self.stderr if as_json else self.stdout
 
+        extra = {k: options[k] for k, default in QUEUES_ONLY.items() if options[k] != default}
+        if extra and suite != "queues":
+            given = ", ".join("--" + k for k in extra)
+            raise CommandError(f"{given}: only the queues suite takes these options.")
         try:
             result = suite_runner(suite)(
-                scale=scale, baseline=options["baseline"], log=lambda line: out.write(line)
+                scale=scale, baseline=options["baseline"], log=lambda line: out.write(line), **extra
             )
         except BenchError as exc:
             # A workload that did not do what it claims gives no figure, and a clear reason.
@@ -64,7 +104,8 @@ class Command(BaseCommand):
         else:
             width = max(len(k) for k in result)
             for key, value in result.items():
-                self.stdout.write(f"{key:<{width}}  {value}")
+                shown = json.dumps(value) if isinstance(value, dict | list) else value
+                self.stdout.write(f"{key:<{width}}  {shown}")
         problem = _invariant_problem(result)
         if problem:
             raise CommandError(problem)

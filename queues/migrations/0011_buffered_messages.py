@@ -123,9 +123,27 @@ DROP VIEW IF EXISTS v_buffered_queues;
 """
 
 
+def spilled_indexes(apps, schema_editor) -> None:
+    """The spilled-message index on every existing queue table's logged leaf (queue tables made
+    from now on get it from ``create_storage``)."""
+    from queues.engine.storage import create_spilled_index
+
+    raw = schema_editor.connection.connection  # psycopg connection, same transaction
+    for qt in apps.get_model("queues", "QueueTable").objects.values_list("id", flat=True):
+        create_spilled_index(raw, qt)
+
+
+def drop_spilled_indexes(apps, schema_editor) -> None:
+    from queues.engine.storage import spilled_index
+
+    with schema_editor.connection.cursor() as cur:
+        for qt in apps.get_model("queues", "QueueTable").objects.values_list("id", flat=True):
+            cur.execute(f"DROP INDEX IF EXISTS {spilled_index(qt)}")
+
+
 class Migration(migrations.Migration):
     dependencies = [
-        ("queues", "0008_delivery_mode_and_message_grouping"),
+        ("queues", "0010_message_storage_per_queue_table"),
     ]
 
     operations = [
@@ -277,6 +295,7 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
+        migrations.RunPython(spilled_indexes, drop_spilled_indexes),
         migrations.RunSQL(UNLOGGED, LOGGED),
         migrations.RunSQL(VIEWS, DROP_VIEWS),
     ]
