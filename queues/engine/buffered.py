@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -151,6 +152,11 @@ _tls = threading.local()
 def own_connection(conn: psycopg.Connection) -> psycopg.Connection:
     """This thread's autocommit connection to the server and database of ``conn`` (same user and
     password), opened on first use and again if it broke."""
+    # The last caller's connection answers at once: reading conn.info.dsn costs about a fifth
+    # of a single buffered enqueue.
+    last = _tls.__dict__.get("last")
+    if last is not None and last[0]() is conn and not (last[1].closed or last[1].broken):
+        return last[1]
     info = conn.info
     key = (info.dsn, info.password)
     conns: dict[tuple[str, str | None], psycopg.Connection] = _tls.__dict__.setdefault("conns", {})
@@ -160,11 +166,13 @@ def own_connection(conn: psycopg.Connection) -> psycopg.Connection:
         own = psycopg.connect(dsn, autocommit=True)
         own.execute("SET synchronous_commit = off")
         conns[key] = own
+    _tls.last = (weakref.ref(conn), own)
     return own
 
 
 def close_connections() -> None:
     """Close this thread's own connections (tests, before the test database is dropped)."""
+    _tls.__dict__.pop("last", None)
     for own in _tls.__dict__.pop("conns", {}).values():
         own.close()
 

@@ -152,7 +152,23 @@ def dequeue(
                     txn_group=group,
                 ),
             )
+        if immediate and sub_id is None:
+            # One statement: its own transaction on the autocommit connection.
+            return _dequeue_once(
+                target,
+                queue,
+                mode=mode,
+                sub_id=sub_id,
+                correlation=correlation,
+                msgid=msgid,
+                batch=batch,
+                after=start_after,
+                lease_seconds=lease_seconds,
+                condition=condition,
+                delivery_mode=delivery_mode,
+            )
         if immediate:
+            # The dequeue and the subscriber's counters commit together.
             with target.transaction():
                 return _dequeue_once(
                     target,

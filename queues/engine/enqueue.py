@@ -130,7 +130,14 @@ def enqueue(
         target = conn if in_caller_transaction else buf.own_connection(conn)
         # Flow control first, on its own: a refused publisher's state is recorded and kept.
         buf.admit(target, queue, messages)
-        with target.transaction():
+        if queue.multiple_consumers or in_caller_transaction:
+            # Recipients and subscriber rules take more statements, undone together if the
+            # rules leave a message nobody takes.
+            with target.transaction():
+                ids = _enqueue(target, queue, messages, user=user, validate=validate, buffered=True)
+        else:
+            # One INSERT: on the autocommit connection it is its own transaction, without a
+            # BEGIN and a COMMIT round trip around it.
             ids = _enqueue(target, queue, messages, user=user, validate=validate, buffered=True)
         buf.admitted(queue, messages)
         return ids
