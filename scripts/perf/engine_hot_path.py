@@ -242,9 +242,9 @@ def main() -> None:
             ):
                 conn.execute(f"DROP TABLE IF EXISTS {t}")
             conn.execute("DROP TABLE IF EXISTS perf_plain")
-            conn.execute("DELETE FROM aq_message WHERE queue_table_id = %s", (qt.pk,))
             conn.commit()
     finally:
+        services.queue_purge(user=None, queue=q, condition=engine.PurgeCondition())
         services.queue_table_delete(user=None, queue_table=qt)
 
 
