@@ -37,7 +37,9 @@ def _per_queue(qs: QuerySet, expr) -> Subquery:  # type: ignore[no-untyped-def]
 def queue_list() -> QuerySet[Queue]:
     """Queues with their queue table, depth per state, oldest ready message and counters, all in
     one query so a list page costs the same whatever its size."""
-    msgs = Message.objects.filter(queue=OuterRef("pk"))
+    # Naming the queue table lets PostgreSQL prune the partitioned message table to that queue
+    # table's storage at run time, instead of probing every queue table's index per queue.
+    msgs = Message.objects.filter(queue=OuterRef("pk"), queue_table=OuterRef("queue_table"))
     annotations = {
         f"depth_{state.lower()}": Coalesce(
             _per_queue(msgs.filter(state=state), Count("id")),
@@ -77,7 +79,10 @@ def queue_table_list() -> QuerySet[QueueTable]:
 
 def message_list(*, queue: Queue | None = None) -> QuerySet[Message]:
     qs = Message.objects.select_related("original_queue")
-    return qs.filter(queue=queue) if queue is not None else qs
+    if queue is None:
+        return qs
+    # The queue table prunes the partitioned message table to that queue table's storage.
+    return qs.filter(queue=queue, queue_table_id=queue.queue_table_id)
 
 
 def subscriber_list() -> QuerySet[Subscriber]:

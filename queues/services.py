@@ -186,6 +186,9 @@ def queue_table_update(*, user: User, queue_table: QueueTable, **changes: Any) -
 def queue_table_delete(*, user: User, queue_table: QueueTable) -> None:
     """Drop a queue table and its queues; refused while any of its queues holds a message."""
     _require(user, Capability.CONFIGURE)
+    # No enqueue in flight (no foreign key keeps messages out). The storage before the row: an
+    # enqueuer's commit may check its counter row's key on the queue, which FOR UPDATE blocks.
+    engine.lock_storage(raw_connection(), queue_table.pk)
     qt = QueueTable.objects.select_for_update().get(pk=queue_table.pk)
     count = (
         raw_connection()
@@ -320,6 +323,11 @@ def queue_update(*, user: User, queue: Queue, **changes: Any) -> Queue:
 def queue_delete(*, user: User, queue: Queue) -> None:
     """Drop a queue; refused while it holds messages or another queue sends exceptions to it."""
     _require(user, Capability.CONFIGURE)
+    # No foreign key keeps messages from a deleted queue: wait for enqueues in flight, keep new
+    # ones out until this commits (exception copies stay in their queue table). The storage
+    # before the row: an enqueuer's commit may check its counter row's key on the queue, which
+    # FOR UPDATE would block while this waits for the enqueuer.
+    engine.lock_storage(raw_connection(), queue.queue_table_id)
     q = Queue.objects.select_for_update().get(pk=queue.pk)
     count = (
         raw_connection()

@@ -67,8 +67,18 @@ def _copy_rows(conn: psycopg.Connection, sql: str, rows: Sequence[Sequence[Any]]
 def _check_queues(conn: psycopg.Connection, spec: dict[str, Any]) -> None:
     """A queue stopped or dropped while the job ran fails the part (and so the job): nothing of
     the part is written, and a re-run after the fix takes it up again."""
+    from queues.engine.storage import hold_storage
+
     src = spec["source"]
     dest_ids = [d["queue_id"] for d in spec["destinations"]]
+    # Hold the queue tables' storage before checking: a queue deleted after the check waits for
+    # this part (no foreign key would catch messages written to a deleted queue).
+    qts = [src["queue_info"]["queue_table_id"]]
+    qts += [d["queue_info"]["queue_table_id"] for d in spec["destinations"]]
+    try:
+        hold_storage(conn, qts)
+    except psycopg.errors.UndefinedTable as exc:
+        raise BulkWriteError("A queue table of the job no longer exists.") from exc
     rows = conn.execute(
         "SELECT id, name, enqueue_enabled, dequeue_enabled, kind FROM queues_queue "
         "WHERE id = ANY(%s)",

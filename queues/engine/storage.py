@@ -88,6 +88,31 @@ def create_spilled_index(conn: psycopg.Connection, queue_table_id: int) -> None:
     )
 
 
+def lock_storage(conn: psycopg.Connection, queue_table_id: int) -> None:
+    """Wait for every transaction writing a queue table's messages to end, and keep new writers
+    out until the caller commits (SHARE conflicts with the ROW EXCLUSIVE lock every INSERT,
+    UPDATE and DELETE takes; readers go on). The message tables have no foreign key to their
+    queue (an enqueue would lock the queue's row at every commit), so deleting a queue or a queue
+    table takes this before counting their messages: a message whose enqueue was in flight is
+    counted (the delete is refused), and an enqueue that starts later finds the queue gone (its
+    statement reads the queue once the lock is granted)."""
+    qt = int(queue_table_id)
+    if conn.execute("SELECT to_regclass(%s)", (message_part(qt),)).fetchone()[0] is None:
+        return  # dropped with its queue table: nothing to wait for, nothing to count
+    conn.execute(f"LOCK TABLE {message_part(qt)}, {consumer_part(qt)} IN SHARE MODE")
+
+
+def hold_storage(conn: psycopg.Connection, queue_table_ids: list[int]) -> None:
+    """Take the lock a write takes (ROW EXCLUSIVE) on queue tables' logged leaves, in the
+    caller's transaction, before it checks that the queues it will write exist: a queue delete
+    in flight is waited for (then the check sees it), a later one waits for this transaction
+    (see :func:`lock_storage`). For writers that check the queue in one statement and write in
+    another (transfers, bulk jobs); the single enqueue checks in its INSERT."""
+    leaves = sorted({message_leaf(qt) for qt in queue_table_ids})
+    if leaves:
+        conn.execute(f"LOCK TABLE {', '.join(leaves)} IN ROW EXCLUSIVE MODE")
+
+
 def drop_storage(conn: psycopg.Connection, queue_table_id: int) -> None:
     """Drop a queue table's partitions (and their rows) at once, in the caller's transaction."""
     qt = int(queue_table_id)

@@ -9,6 +9,7 @@ import psycopg
 
 from queues.engine.rows import _candidate_filter, _sources, _stat
 from queues.engine.sets import FREE_COPY, count_down_sql, insert_copies_sql
+from queues.engine.storage import hold_storage
 from queues.engine.topology import subscriber_ids
 from queues.engine.types import (
     PERSISTENT_OR_BUFFERED,
@@ -49,6 +50,9 @@ def transfer(
     multi-consumer one whose subscribers have no rules (the caller checks; a subscriber rule
     could refuse a message, which needs the one-by-one path). No subscriber at all is refused
     with NoSubscribers, nothing consumed."""
+    # The destination's storage first: a queue delete committing after the check below would
+    # otherwise leave the copies pointing at no queue (no foreign key guards them).
+    hold_storage(conn, [source.queue_table_id, destination.queue_table_id])
     state = conn.execute(
         "SELECT (SELECT dequeue_enabled FROM queues_queue WHERE id = %s), "
         "(SELECT enqueue_enabled AND kind = 'NORMAL_QUEUE' FROM queues_queue WHERE id = %s)",
