@@ -480,7 +480,7 @@ class DbaAqAgentPriv(models.Model):
 
 class BufferStat(models.Model):
     """Counters of a buffered queue per publisher (sender) and shard, in an UNLOGGED table (set by
-    migration 0011): like Oracle's V$ figures they start again when the database restarts after a
+    migration 0012): like Oracle's V$ figures they start again when the database restarts after a
     crash, together with the buffer they describe, and the buffered path writes no WAL for them."""
 
     queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="+", db_index=False)
@@ -532,7 +532,7 @@ class BufferSubscriberStat(models.Model):
         return f"buffered dequeues of subscriber {self.subscriber_id} shard {self.shard}"
 
 
-# --- V$BUFFERED_* (views of migration 0011; read-only) -------------------------------------------
+# --- V$BUFFERED_* (views of migration 0012; read-only) -------------------------------------------
 
 
 class VBufferedQueue(models.Model):

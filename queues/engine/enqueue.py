@@ -86,16 +86,17 @@ _STAT_BUFFERED = f"""stat AS (
 )"""
 
 
-# One persistent message on a single-consumer queue (the commonest call): a one-row INSERT ... SELECT
-# with scalar parameters into the queue table's logged leaf. The set-based statement above pays for
-# ROWS FROM/unnest, jsonb_array_elements and the consumer CTE even for one row (+14-18% single
-# enqueues per second with one commit each, docs/BENCHMARKS.md "Issue 13 engine changes").
-_ENQUEUE_ONE_SQL = f"""
+# One message on a single-consumer queue (the commonest call): a one-row INSERT ... SELECT with
+# scalar parameters into the queue table's leaf (the logged one, or the buffer for a buffered
+# message). The set-based statement above pays for ROWS FROM/unnest, jsonb_array_elements and the
+# consumer CTE even for one row (+14-18% single enqueues per second with one commit each,
+# docs/BENCHMARKS.md "Issue 13 engine changes").
+_ENQUEUE_ONE_TEMPLATE = """
 WITH ins AS (
-    INSERT INTO {{messages}} (queue_id, queue_table_id, state, priority, sort_pri, commit_seq, kind,
+    INSERT INTO {messages} (queue_id, queue_table_id, state, priority, sort_pri, commit_seq, kind,
                             type_name, correlation, sender, headers, payload, enq_time, enq_user,
                             delay_until, expiration, expire_at, attempts, pending_consumers,
-                            exception_reason, replayed)
+                            exception_reason, replayed{mode_cols})
     SELECT q.id, q.queue_table_id,
            CASE WHEN %(delay)s::float8 > 0 THEN 'WAITING' ELSE 'READY' END,
            %(pri)s::int, %(sort_pri)s::int, %(cseq)s::bigint, %(kind)s::text, %(tname)s::text,
@@ -106,23 +107,42 @@ WITH ins AS (
            %(exp)s::float8,
            CASE WHEN %(exp)s::float8 IS NOT NULL
                 THEN now() + make_interval(secs => %(delay)s::float8 + %(exp)s::float8) END,
-           0, 0, '', false
+           0, 0, '', false{mode_vals}
     FROM queues_queue q
     WHERE q.id = %(qid)s AND q.enqueue_enabled AND q.kind = 'NORMAL_QUEUE'
     RETURNING id
 ),
-stat AS (
-    INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
-    SELECT %(qid)s, pg_backend_pid() %% {STAT_SHARDS}, 1, 0 FROM ins
-    ON CONFLICT (queue_id, shard) DO UPDATE SET enqueued = aq_queue_stat.enqueued + 1
-)
+{stat}
 SELECT id, pg_notify(%(channel)s, '') FROM ins
 """
+_STAT_ONE_PERSISTENT = """stat AS (
+    INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
+    SELECT %(qid)s, pg_backend_pid() %% {shards}, 1, 0 FROM ins
+    ON CONFLICT (queue_id, shard) DO UPDATE SET enqueued = aq_queue_stat.enqueued + 1
+)"""
+_STAT_ONE_BUFFERED = f"""stat AS (
+    INSERT INTO aq_buffer_stat AS s (queue_id, sender, shard, enqueued, last_msgid, last_enq,
+                                     state, state_at)
+    SELECT %(qid)s, %(sender)s::text, pg_backend_pid() %% {{shards}}, 1, ins.id, now(),
+           '{PUBLISHING}', now()
+    FROM ins
+    ON CONFLICT (queue_id, sender, shard) DO UPDATE SET enqueued = s.enqueued + 1,
+        last_msgid = EXCLUDED.last_msgid, last_enq = EXCLUDED.last_enq,
+        state = EXCLUDED.state, state_at = EXCLUDED.state_at
+)"""
 
 
 @functools.lru_cache(maxsize=1024)
-def _enqueue_one_sql(queue_table_id: int) -> str:
-    return _ENQUEUE_ONE_SQL.replace("{messages}", message_leaf(queue_table_id))
+def _enqueue_one_sql(queue_table_id: int, buffered: bool) -> str:
+    return (
+        _ENQUEUE_ONE_TEMPLATE.replace(
+            "{stat}", _STAT_ONE_BUFFERED if buffered else _STAT_ONE_PERSISTENT
+        )
+        .replace("{shards}", str(STAT_SHARDS))
+        .replace("{mode_cols}", ", delivery_mode, in_buffer" if buffered else "")
+        .replace("{mode_vals}", f", '{BUFFERED}', true" if buffered else "")
+        .replace("{messages}", message_leaf(queue_table_id, buffered=buffered))
+    )
 
 
 @functools.lru_cache(maxsize=1024)
@@ -241,8 +261,8 @@ def _enqueue(
                 "queue table.",
                 field="recipients",
             )
-        if len(messages) == 1:  # one persistent message: the one-row statement
-            return _enqueue_one(conn, queue, messages[0], user)
+        if len(messages) == 1:  # one message: the one-row statement
+            return _enqueue_one(conn, queue, messages[0], user, buffered=buffered)
         npend = [0] * len(messages)
 
     params = {
@@ -280,7 +300,7 @@ def _enqueue(
 
 
 def _enqueue_one(
-    conn: psycopg.Connection, queue: QueueInfo, msg: NewMessage, user: str
+    conn: psycopg.Connection, queue: QueueInfo, msg: NewMessage, user: str, *, buffered: bool
 ) -> list[int]:
     """:func:`enqueue` of one validated message on a single-consumer queue."""
     params = {
@@ -299,7 +319,8 @@ def _enqueue_one(
         "user": user,
         "channel": queue.channel,
     }
-    row = conn.execute(_enqueue_one_sql(queue.queue_table_id), params, prepare=True).fetchone()
+    sql = _enqueue_one_sql(queue.queue_table_id, buffered)
+    row = conn.execute(sql, params, prepare=True).fetchone()
     if row is None:
         # The queue was stopped or dropped between reading it and inserting.
         fresh = queue_info(conn, queue.id)

@@ -143,7 +143,7 @@ def drop_spilled_indexes(apps, schema_editor) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("queues", "0010_message_storage_per_queue_table"),
+        ("queues", "0011_engine_hot_path"),
     ]
 
     operations = [
