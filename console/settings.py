@@ -180,6 +180,8 @@ SPECTACULAR_SETTINGS = {
         "MessageKindEnum": "queues.choices.MessageKind",
         "QueueKindEnum": "queues.choices.QueueKind",
         "MessageStateEnum": "queues.choices.MessageState",
+        "DeliveryModeEnum": "queues.choices.DeliveryMode",
+        "DequeueDeliveryModeEnum": "queues.choices.DequeueDeliveryMode",
         "PropagationStateEnum": "jobs.choices.ScheduleState",
         "PropagationRunStateEnum": "jobs.choices.RunState",
         "SparkJobStateEnum": "jobs.choices.SparkJobState",
@@ -224,6 +226,25 @@ AQ_VACUUM_DEAD_RATIO = float(os.environ.get("AQ_VACUUM_DEAD_RATIO", "0.2"))
 
 def _env_float(name: str, default: float) -> float:
     return float(os.environ.get(name, default))
+
+
+# The Streams pool behind buffered messages (spec/queues.md §1.4), in Oracle's four sizing modes:
+# MEMORY_TARGET / MEMORY_MAX_TARGET (automatic memory), SGA_TARGET (automatic shared memory),
+# STREAMS_POOL_SIZE alone (manual: 10 MB per buffered queue, check queues.E101), or none of them
+# (default: 10% of SHARED_POOL_SIZE). Bytes, or a number with K, M or G as Oracle writes them.
+# Oracle's defaults: all four 0, so the default mode.
+AQ_MEMORY_TARGET = os.environ.get("AQ_MEMORY_TARGET", "0")
+AQ_MEMORY_MAX_TARGET = os.environ.get("AQ_MEMORY_MAX_TARGET", "0")
+AQ_SGA_TARGET = os.environ.get("AQ_SGA_TARGET", "0")
+AQ_STREAMS_POOL_SIZE = os.environ.get("AQ_STREAMS_POOL_SIZE", "0")
+AQ_SHARED_POOL_SIZE = os.environ.get("AQ_SHARED_POOL_SIZE", "80M")
+# The queue monitor spills buffered messages older than this to logged storage.
+AQ_BUFFER_SPILL_AFTER_S = _env_float("AQ_BUFFER_SPILL_AFTER_S", 300)
+# Publisher flow control (ORA-25307) also when a queue's buffer holds this many unconsumed
+# messages; 0: only the queue's share of the pool limits it.
+AQ_BUFFER_FLOW_CONTROL_MSGS = int(os.environ.get("AQ_BUFFER_FLOW_CONTROL_MSGS", "0"))
+# How long a process trusts its last look at a buffer's usage (this process's enqueues are added).
+AQ_BUFFER_FLOW_CONTROL_RECHECK_S = _env_float("AQ_BUFFER_FLOW_CONTROL_RECHECK_S", 0.5)
 
 
 # Propagation windows (jobs app). Back-off and the disable threshold are Messaging Gateway's

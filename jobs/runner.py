@@ -386,14 +386,23 @@ class Run:
         t = self.topo
         conn = self.conn
         t0 = time.perf_counter()
+        # Buffered messages too, in this transaction (the copy and the removal commit together);
+        # they arrive buffered at the destination.
         msgs = engine.dequeue(
-            conn, t.source, mode=engine.REMOVE, consumer=t.subscriber, batch=self.cfg["BATCH"]
+            conn,
+            t.source,
+            mode=engine.REMOVE,
+            consumer=t.subscriber,
+            batch=self.cfg["BATCH"],
+            delivery_mode=engine.PERSISTENT_OR_BUFFERED,
+            in_caller_transaction=True,
         )
         if not msgs:
             conn.rollback()
             return 0
         t1 = time.perf_counter()
         out: list[engine.NewMessage] = []
+        modes: list[str] = []
         nbytes = 0
         failed: list[tuple[int, str]] = []
         discarded = 0
@@ -418,12 +427,16 @@ class Run:
                 )
                 continue
             out.append(nm)
+            modes.append(m.delivery_mode)
         if out:
             # One dump of the batch, not one per message: a list's JSON is its items' JSON
             # joined by ", " inside "[]", so this is exactly the sum of the payloads' lengths.
             nbytes = len(json.dumps([nm.payload for nm in out])) - 2 * len(out)
         t2 = time.perf_counter()
-        refused = self._enqueue(out, [m.id for m in msgs])
+        refused: list[tuple[int, str]] = []
+        for mode in (engine.PERSISTENT, engine.BUFFERED):
+            part = [nm for nm, md in zip(out, modes, strict=True) if md == mode]
+            refused.extend(self._enqueue(part, mode))
         failed.extend(refused)
         if failed:
             engine.consumer_exception_copies(
@@ -446,16 +459,23 @@ class Run:
         self._commit_counters()
         return len(msgs)
 
-    def _enqueue(self, out: list[engine.NewMessage], _ids: list[int]) -> list[tuple[int, str]]:
-        """Enqueue into the destination. Messages that no destination subscriber's rule takes are
-        refused one by one (to the exception queue); a destination nobody can read fails the
-        batch, so the messages stay at the source until it is fixed."""
+    def _enqueue(self, out: list[engine.NewMessage], delivery_mode: str) -> list[tuple[int, str]]:
+        """Enqueue into the destination, in ``delivery_mode`` (the source messages'), in this
+        transaction. Messages that no destination subscriber's rule takes are refused one by one
+        (to the exception queue); a destination nobody can read fails the batch, so the messages
+        stay at the source until it is fixed."""
         if not out:
             return []
         t = self.topo
+        if (
+            delivery_mode == engine.BUFFERED
+            and t.destination.message_grouping == engine.TRANSACTIONAL
+        ):
+            delivery_mode = engine.PERSISTENT  # a transaction-grouping queue holds no buffer
+        kw: dict[str, Any] = {"delivery_mode": delivery_mode, "in_caller_transaction": True}
         try:
             with self.conn.transaction():
-                engine.enqueue(self.conn, t.destination, out, user=t.name, validate=False)
+                engine.enqueue(self.conn, t.destination, out, user=t.name, validate=False, **kw)
             return []
         except engine.NoSubscribers:
             if not t.destination.multiple_consumers or not engine.subscriber_ids(
@@ -467,7 +487,9 @@ class Run:
         for nm in out:
             try:
                 with self.conn.transaction():
-                    engine.enqueue(self.conn, t.destination, [nm], user=t.name, validate=False)
+                    engine.enqueue(
+                        self.conn, t.destination, [nm], user=t.name, validate=False, **kw
+                    )
                 keep.append(nm)
             except engine.NoSubscribers as exc:
                 refused.append((nm.headers.get("aq$_source_msgid"), f"propagation {t.name}: {exc}"))

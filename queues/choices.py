@@ -67,3 +67,11 @@ class MessageGrouping(models.TextChoices):
 
     NONE = "NONE", "None"
     TRANSACTIONAL = "TRANSACTIONAL", "Transactional"
+
+
+class DequeueDeliveryMode(models.TextChoices):
+    """DBMS_AQ's dequeue ``delivery_mode``: one kind, or either (PERSISTENT_OR_BUFFERED)."""
+
+    PERSISTENT = "PERSISTENT", "Persistent"
+    BUFFERED = "BUFFERED", "Buffered"
+    PERSISTENT_OR_BUFFERED = "PERSISTENT_OR_BUFFERED", "Persistent or buffered"

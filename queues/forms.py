@@ -15,6 +15,8 @@ from core.forms import JSONTextField
 from core.validators import is_ascii_id, name_validator
 from queues import engine
 from queues.choices import (
+    DeliveryMode,
+    DequeueDeliveryMode,
     DequeueMode,
     MessageGrouping,
     MessageKind,
@@ -163,7 +165,20 @@ class EnqueueForm(forms.Form):
     recipients = forms.CharField(
         required=False, help_text="Comma-separated subscriber names (multi-consumer queues)."
     )
-    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.ON_COMMIT)
+    visibility = forms.ChoiceField(
+        choices=[("", "Default (on commit; buffered: immediate)"), *Visibility.choices],
+        required=False,
+    )
+    delivery_mode = forms.ChoiceField(
+        choices=DeliveryMode.choices,
+        initial=DeliveryMode.PERSISTENT,
+        required=False,
+        help_text="Buffered: no WAL, visible at once, lost if the database crashes before it "
+        "is dequeued or spilled.",
+    )
+
+    def clean_delivery_mode(self) -> str:
+        return self.cleaned_data.get("delivery_mode") or DeliveryMode.PERSISTENT
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # Own ids: the queue page also holds the dequeue form and the message filter, which have
@@ -201,6 +216,15 @@ class DequeueForm(forms.Form):
     wait = forms.FloatField(
         initial=0, min_value=0, max_value=60, help_text="Seconds to wait for a message, at most 60."
     )
+    delivery_mode = forms.ChoiceField(
+        choices=DequeueDeliveryMode.choices,
+        initial=DequeueDeliveryMode.PERSISTENT,
+        required=False,
+        help_text="Persistent messages (as in AQ), buffered ones, or both.",
+    )
+
+    def clean_delivery_mode(self) -> str:
+        return self.cleaned_data.get("delivery_mode") or DequeueDeliveryMode.PERSISTENT
 
     def __init__(
         self, *args: Any, browse_only: bool = False, grouped: bool = False, **kwargs: Any
@@ -230,7 +254,7 @@ class DequeueForm(forms.Form):
     # The fields that choose which messages a dequeue sees. A position is only meaningful under
     # the ones it was made with: after switching consumer (or mode, correlation, condition),
     # continuing after it would skip that selection's earlier messages.
-    SELECTING = ("mode", "consumer_name", "correlation", "condition")
+    SELECTING = ("mode", "consumer_name", "correlation", "condition", "delivery_mode")
 
     @classmethod
     def _digest(cls, data: dict[str, Any]) -> str:

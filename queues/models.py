@@ -5,6 +5,7 @@ import json
 from django.conf import settings
 from django.core.validators import MinValueValidator
 from django.db import models
+from django.db.models.functions import Now
 from django.urls import reverse
 
 from core.validators import name_validator, validate_seconds
@@ -191,7 +192,7 @@ class Subscriber(models.Model):
 class Message(models.Model):
     """A message row. Written only by ``queues.engine`` (raw SQL); read here for pages and API.
 
-    The table is partitioned per queue table (queues/engine/storage.py, migration 0009): the
+    The table is partitioned per queue table (queues/engine/storage.py, migration 0010): the
     database's primary key is (id, queue_table_id, in_buffer); ids stay unique, from one sequence.
     """
 
@@ -472,3 +473,136 @@ class DbaAqAgentPriv(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_name} ↔ {self.db_username}"
+
+
+# --- the buffer's counters (UNLOGGED tables, written only by queues.engine.buffered) -------------
+
+
+class BufferStat(models.Model):
+    """Counters of a buffered queue per publisher (sender) and shard, in an UNLOGGED table (set by
+    migration 0012): like Oracle's V$ figures they start again when the database restarts after a
+    crash, together with the buffer they describe, and the buffered path writes no WAL for them."""
+
+    queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="+", db_index=False)
+    sender = models.CharField(max_length=128, blank=True, db_default="")
+    shard = models.SmallIntegerField()
+    started_at = models.DateTimeField(db_default=Now())
+    enqueued = models.BigIntegerField(db_default=0)
+    dequeued = models.BigIntegerField(db_default=0)
+    spilled = models.BigIntegerField(db_default=0)
+    expired = models.BigIntegerField(db_default=0)
+    last_msgid = models.BigIntegerField(null=True)
+    last_enq = models.DateTimeField(null=True)
+    last_deq = models.DateTimeField(null=True)
+    state = models.CharField(max_length=64, null=True)
+    state_at = models.DateTimeField(null=True)
+
+    class Meta:
+        db_table = "aq_buffer_stat"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["queue", "sender", "shard"], name="aq_buffer_stat_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"buffer counters of queue {self.queue_id} sender {self.sender!r} shard {self.shard}"
+
+
+class BufferSubscriberStat(models.Model):
+    """Buffered dequeues per subscriber and shard (V$BUFFERED_SUBSCRIBERS), UNLOGGED likewise."""
+
+    subscriber = models.ForeignKey(
+        Subscriber, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    shard = models.SmallIntegerField()
+    dequeued = models.BigIntegerField(db_default=0)
+    last_msgid = models.BigIntegerField(null=True)
+    last_deq = models.DateTimeField(null=True)
+
+    class Meta:
+        db_table = "aq_buffer_sub_stat"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["subscriber", "shard"], name="aq_buffer_sub_stat_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"buffered dequeues of subscriber {self.subscriber_id} shard {self.shard}"
+
+
+# --- V$BUFFERED_* (views of migration 0012; read-only) -------------------------------------------
+
+
+class VBufferedQueue(models.Model):
+    queue_id = models.BigIntegerField(primary_key=True)
+    queue_schema = models.CharField(max_length=150)
+    queue_name = models.CharField(max_length=128)
+    startup_time = models.DateTimeField(null=True)
+    num_msgs = models.BigIntegerField()
+    spill_msgs = models.BigIntegerField()
+    cnum_msgs = models.BigIntegerField()
+    cspill_msgs = models.BigIntegerField()
+    expired_msgs = models.BigIntegerField()
+    oldest_msgid = models.BigIntegerField(null=True)
+    oldest_msg_enqtm = models.DateTimeField(null=True)
+    queue_state = models.CharField(max_length=25)
+    avg_msg_age = models.FloatField(null=True)
+    last_enqueue_time = models.DateTimeField(null=True)
+    last_dequeue_time = models.DateTimeField(null=True)
+    queue_size = models.BigIntegerField()
+
+    class Meta:
+        managed = False
+        db_table = "v_buffered_queues"
+        ordering = ["queue_name"]
+
+    def __str__(self) -> str:
+        return self.queue_name
+
+
+class VBufferedSubscriber(models.Model):
+    subscriber_id = models.BigIntegerField(primary_key=True)
+    queue_id = models.BigIntegerField()
+    queue_schema = models.CharField(max_length=150)
+    queue_name = models.CharField(max_length=128)
+    subscriber_name = models.CharField(max_length=128)
+    subscriber_address = models.CharField(max_length=256)
+    subscriber_type = models.CharField(max_length=16)
+    startup_time = models.DateTimeField(null=True)
+    last_dequeued_num = models.BigIntegerField(null=True)
+    num_msgs = models.BigIntegerField()
+    total_dequeued_msg = models.BigIntegerField()
+    total_spilled_msg = models.BigIntegerField()
+    avg_msg_age = models.FloatField(null=True)
+    last_dequeue_time = models.DateTimeField(null=True)
+
+    class Meta:
+        managed = False
+        db_table = "v_buffered_subscribers"
+        ordering = ["queue_name", "subscriber_name"]
+
+    def __str__(self) -> str:
+        return f"{self.subscriber_name} on {self.queue_name}"
+
+
+class VBufferedPublisher(models.Model):
+    publisher_key = models.CharField(max_length=200, primary_key=True)
+    queue_id = models.BigIntegerField()
+    queue_schema = models.CharField(max_length=150)
+    queue_name = models.CharField(max_length=128)
+    sender_name = models.CharField(max_length=128)
+    num_msgs = models.BigIntegerField()
+    cnum_msgs = models.BigIntegerField()
+    last_enqueued_msg = models.BigIntegerField(null=True)
+    last_enqueue_time = models.DateTimeField(null=True)
+    publisher_state = models.CharField(max_length=59)
+
+    class Meta:
+        managed = False
+        db_table = "v_buffered_publishers"
+        ordering = ["queue_name", "sender_name"]
+
+    def __str__(self) -> str:
+        return f"{self.sender_name or '(no sender)'} on {self.queue_name}"

@@ -29,7 +29,14 @@ from core.services import (
 )
 from core.validators import name_validator
 from queues import engine
-from queues.choices import MessageGrouping, Privilege, QueueKind, SortOrder, Visibility
+from queues.choices import (
+    DeliveryMode,
+    MessageGrouping,
+    Privilege,
+    QueueKind,
+    SortOrder,
+    Visibility,
+)
 from queues.models import Agent, AgentUser, Queue, QueuePrivilege, QueueTable, Subscriber
 
 User = AbstractBaseUser | AnonymousUser | None
@@ -671,25 +678,48 @@ def message_enqueue(
     user: User,
     queue: Queue | int | str,
     messages: Sequence[engine.NewMessage],
-    visibility: str = Visibility.ON_COMMIT,
+    visibility: str | None = None,
+    delivery_mode: str = engine.PERSISTENT,
 ) -> list[int]:
-    """Enqueue ``messages`` in one transaction. ON_COMMIT joins the caller's transaction (they
-    appear when it commits); IMMEDIATE commits them at once on a connection of their own, like
-    AQ's autonomous enqueue."""
+    """Enqueue ``messages`` in one transaction. ON_COMMIT (the default for persistent messages)
+    joins the caller's transaction (they appear when it commits); IMMEDIATE commits them at once
+    on a connection of their own, like AQ's autonomous enqueue. Buffered messages are always
+    IMMEDIATE (AQ refuses ON_COMMIT for them with ORA-25298)."""
     _require(user, Capability.OPERATE)
     q = _queue_for_message_op(queue)
     for msg in messages:
         _check_secure(user, q, Privilege.ENQUEUE, msg.sender or None)
     if not messages:
         _check_secure(user, q, Privilege.ENQUEUE, None)
+    if delivery_mode not in DeliveryMode.values:
+        raise DomainError(
+            f"Unknown delivery mode {delivery_mode!r}: PERSISTENT or BUFFERED.",
+            field="delivery_mode",
+        )
+    if visibility not in (None, *Visibility.values):
+        raise DomainError(f"Unknown visibility {visibility!r}.", field="visibility")
+    if delivery_mode == engine.BUFFERED:
+        if visibility == Visibility.ON_COMMIT:
+            raise DomainError(
+                "ORA-25298: Only immediate visibility mode supported for buffered message "
+                "enqueue or dequeue: a buffered message is never part of a transaction.",
+                field="visibility",
+            )
+        # The engine runs it on its own connection, outside any transaction here.
+        conn = raw_connection()
+        return engine.enqueue(
+            conn,
+            engine.queue_info(conn, q.pk),
+            messages,
+            user=_username(user),
+            delivery_mode=engine.BUFFERED,
+        )
     if visibility == Visibility.IMMEDIATE:
         with psycopg.connect(conninfo()) as own:
             info = engine.queue_info(own, q.pk)
             ids = engine.enqueue(own, info, messages, user=_username(user))
             own.commit()
             return ids
-    if visibility != Visibility.ON_COMMIT:
-        raise DomainError(f"Unknown visibility {visibility!r}.", field="visibility")
     with transaction.atomic():
         conn = raw_connection()
         return engine.enqueue(conn, engine.queue_info(conn, q.pk), messages, user=_username(user))
@@ -707,6 +737,7 @@ class DequeueRequest:
     cursor: str | None = None
     lease_seconds: float = engine.DEFAULT_LEASE_S
     condition: str | None = None
+    delivery_mode: str = engine.PERSISTENT
     # TRANSACTIONAL queue tables: the group this consumer owns (from the previous answer).
     group_token: str | None = None
 
@@ -737,6 +768,7 @@ def message_dequeue(
             lease_seconds=request.lease_seconds,
             listener=listener,
             condition=request.condition or None,
+            delivery_mode=request.delivery_mode,
             group_token=request.group_token or None,
         )
 

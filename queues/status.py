@@ -1,5 +1,12 @@
 from core.status import StatusView
-from queues.models import DbaAqAgentPriv, DbaQueue, DbaQueueTable
+from queues.models import (
+    DbaAqAgentPriv,
+    DbaQueue,
+    DbaQueueTable,
+    VBufferedPublisher,
+    VBufferedQueue,
+    VBufferedSubscriber,
+)
 
 STATUS_VIEWS = (
     StatusView(
@@ -21,5 +28,27 @@ STATUS_VIEWS = (
         hidden=("agent_user_id", "agent_id"),
         app="Queues",
         description="AQ agents and the users that may act as them.",
+    ),
+    StatusView(
+        "v_buffered_queues",
+        VBufferedQueue,
+        app="Queues",
+        description=(
+            "V$BUFFERED_QUEUES: buffered queues, messages in memory and spilled, counters since "
+            "the buffer was last reset (a crash resets it)."
+        ),
+    ),
+    StatusView(
+        "v_buffered_subscribers",
+        VBufferedSubscriber,
+        app="Queues",
+        description="V$BUFFERED_SUBSCRIBERS: each subscriber's pending and dequeued buffered messages.",
+    ),
+    StatusView(
+        "v_buffered_publishers",
+        VBufferedPublisher,
+        hidden=("publisher_key",),
+        app="Queues",
+        description="V$BUFFERED_PUBLISHERS: buffered publishers (senders) and their flow-control state.",
     ),
 )

@@ -82,6 +82,14 @@ class MessageTable(tables.Table):
     enq_time = tables.DateTimeColumn(format="Y-m-d H:i:s")
     payload = tables.TemplateColumn(template_name="queues/_payload_cell.html", orderable=False)
     txn_group = tables.Column(verbose_name="Transaction group")
+    delivery_mode = tables.Column(verbose_name="Delivery")
+    in_buffer = tables.Column(verbose_name="Buffer")
+
+    def render_in_buffer(self, value: bool, record: Message) -> str:
+        # AQ$<queue table>'s MSG_STATE words for a buffered message.
+        if record.delivery_mode != "BUFFERED":
+            return "—"
+        return "IN MEMORY" if value else "SPILLED"
 
     class Meta:
         model = Message
@@ -90,6 +98,8 @@ class MessageTable(tables.Table):
         fields = (
             "id",
             "state",
+            "delivery_mode",
+            "in_buffer",
             "priority",
             "correlation",
             "enq_time",

@@ -305,13 +305,18 @@ def queue_enqueue(request: HttpRequest, pk: int) -> HttpResponse:
     result = None
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
-        visibility = data.pop("visibility")
+        visibility = data.pop("visibility") or None
+        delivery_mode = data.pop("delivery_mode")
         msg = engine.NewMessage(**data)
         result = run_service(
             request,
             form,
             lambda: services.message_enqueue(
-                user=request.user, queue=queue, messages=[msg], visibility=visibility
+                user=request.user,
+                queue=queue,
+                messages=[msg],
+                visibility=visibility,
+                delivery_mode=delivery_mode,
             ),
         )
         if result is not None and not request.htmx:

@@ -366,3 +366,13 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _close_buffered_connections() -> Iterator[None]:
+    """Buffered enqueues and dequeues run on the engine's own connection per thread: close it, so
+    the test database can be dropped."""
+    yield
+    from queues.engine import buffered
+
+    buffered.close_connections()

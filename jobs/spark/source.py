@@ -44,6 +44,9 @@ def selection_sql(spec: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         "m.queue_id = %(src)s",
         "m.state = 'READY'",
         "m.commit_seq IS NOT NULL",
+        # Persistent messages: a bulk job claims and writes logged storage in its parts'
+        # transactions; buffered ones are the propagations' own runs' to move.
+        "m.delivery_mode = 'PERSISTENT'",
         "m.id <= %(max_id)s",
     ]
     params: dict[str, Any] = {"src": src["id"], "max_id": spec["max_id"]}

@@ -11,7 +11,16 @@ from core.api.fields import JSONField, JSONObjectField
 from core.api.serializers import ModelSerializer
 from core.validators import name_validator
 from queues import engine
-from queues.choices import DequeueMode, MessageKind, MessageState, Navigation, Privilege, Visibility
+from queues.choices import (
+    DeliveryMode,
+    DequeueDeliveryMode,
+    DequeueMode,
+    MessageKind,
+    MessageState,
+    Navigation,
+    Privilege,
+    Visibility,
+)
 from queues.models import (
     Agent,
     Message,
@@ -188,6 +197,8 @@ class MessageSerializer(serializers.ModelSerializer):
             "original_queue",
             "exception_reason",
             "replayed",
+            "delivery_mode",
+            "in_buffer",
         ]
 
 
@@ -213,16 +224,31 @@ class EnqueueSerializer(serializers.Serializer):
     """Either one message (its fields at the top level) or ``messages``: a list, one transaction."""
 
     messages = NewMessageSerializer(many=True, required=False)
-    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.ON_COMMIT)
+    visibility = serializers.ChoiceField(
+        choices=Visibility.choices,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="ON_COMMIT (the default for persistent messages) or IMMEDIATE. Buffered "
+        "messages are always IMMEDIATE; ON_COMMIT with BUFFERED is refused (ORA-25298).",
+    )
+    delivery_mode = serializers.ChoiceField(
+        choices=DeliveryMode.choices,
+        default=DeliveryMode.PERSISTENT,
+        help_text="PERSISTENT (logged, transactional) or BUFFERED: kept without WAL, visible at "
+        "once, outside any transaction, and lost if the database crashes before it is "
+        "dequeued or spilled. Refused with 409 flow_control (ORA-25307) while the queue's "
+        "subscribers are behind.",
+    )
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if isinstance(data, dict) and "messages" not in data:
             single = NewMessageSerializer(data=data)
             single.is_valid(raise_exception=True)
-            return {
-                "messages": [single.validated_data],
-                "visibility": data.get("visibility", Visibility.ON_COMMIT),
-            }
+            rest = super().to_internal_value(
+                {k: data[k] for k in ("visibility", "delivery_mode") if k in data}
+            )
+            return {"messages": [single.validated_data], **rest}
         out = super().to_internal_value(data)
         if not out.get("messages"):
             raise serializers.ValidationError({"messages": ["Give at least one message."]})
@@ -268,6 +294,13 @@ class DequeueSerializer(serializers.Serializer):
     lease_seconds = serializers.FloatField(
         default=engine.DEFAULT_LEASE_S, min_value=1, max_value=86_400
     )
+    delivery_mode = serializers.ChoiceField(
+        choices=DequeueDeliveryMode.choices,
+        default=DequeueDeliveryMode.PERSISTENT,
+        help_text="Which messages: PERSISTENT (default, as in AQ), BUFFERED, or "
+        "PERSISTENT_OR_BUFFERED. A REMOVE of buffered messages is immediate (outside any "
+        "transaction); LOCKED takes persistent messages only.",
+    )
 
 
 class DequeuedMessageSerializer(serializers.Serializer):
@@ -284,6 +317,11 @@ class DequeuedMessageSerializer(serializers.Serializer):
     attempts = serializers.IntegerField()
     lock_token = serializers.UUIDField(allow_null=True)
     exception_reason = serializers.CharField()
+    delivery_mode = serializers.ChoiceField(choices=DeliveryMode.choices)
+    buffered_state = serializers.CharField(
+        help_text="IN MEMORY or SPILLED for a buffered message (AQ$<queue table> MSG_STATE); "
+        "empty for a persistent one."
+    )
     transaction_group = serializers.IntegerField(
         allow_null=True, help_text="AQ's transaction_group: the enqueuing transaction's group."
     )

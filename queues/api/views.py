@@ -147,7 +147,9 @@ class QueueViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
     @extend_schema(request=s.EnqueueSerializer, responses={201: s.EnqueueResultSerializer})
     @action(detail=True, methods=["post"])
     def enqueue(self, request: Request, pk: str | None = None) -> Response:
-        """Enqueue one message, or ``{"messages": [...]}`` in one transaction."""
+        """Enqueue one message, or ``{"messages": [...]}`` in one transaction. With
+        ``delivery_mode: BUFFERED`` they go to the queue's buffer at once, outside any
+        transaction (409 ``flow_control`` while its subscribers are behind)."""
         queue = self.get_object()
         ser = s.EnqueueSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
@@ -156,7 +158,8 @@ class QueueViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
             user=request.user,
             queue=queue,
             messages=msgs,
-            visibility=ser.validated_data["visibility"],
+            visibility=ser.validated_data.get("visibility"),
+            delivery_mode=ser.validated_data["delivery_mode"],
         )
         return Response({"ids": ids}, status=status.HTTP_201_CREATED)
 

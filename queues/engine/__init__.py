@@ -21,6 +21,12 @@ waited for.
 
 from __future__ import annotations
 
+from queues.engine import buffered  # noqa: F401
+from queues.engine.buffered import (  # noqa: F401
+    BufferedNotSupported,
+    FlowControl,
+    PoolTooSmall,
+)
 from queues.engine.dequeue import (  # noqa: F401
     dequeue,
 )
@@ -114,6 +120,7 @@ from queues.engine.types import (  # noqa: F401
     NEXT_TRANSACTION,
     NORMAL_QUEUE,
     PERSISTENT,
+    PERSISTENT_OR_BUFFERED,
     PROCESSED,
     READY,
     REASON_EXPIRED,

@@ -7,6 +7,7 @@ from uuid import UUID
 
 import psycopg
 
+from queues.engine import buffered as buf
 from queues.engine import grouping
 from queues.engine.listen import Listener
 from queues.engine.rows import (
@@ -14,16 +15,19 @@ from queues.engine.rows import (
     _candidate_filter,
     _finish_consumed_sql,
     _row_to_message,
+    _sources,
     _stat,
 )
 from queues.engine.topology import rule_sql, subscriber_id
 from queues.engine.types import (
     BROWSE,
+    BUFFERED,
     DEFAULT_LEASE_S,
     FIRST_MESSAGE,
     LOCKED,
     NEXT_MESSAGE,
     NEXT_TRANSACTION,
+    PERSISTENT,
     REMOVE,
     DequeuedMessage,
     InvalidMessage,
@@ -49,6 +53,8 @@ def dequeue(
     listener: Listener | None = None,
     condition: str | None = None,
     group_token: UUID | str | None = None,
+    delivery_mode: str = PERSISTENT,
+    in_caller_transaction: bool = False,
 ) -> list[DequeuedMessage]:
     """Take up to ``batch`` messages in the queue table's order.
 
@@ -63,7 +69,14 @@ def dequeue(
     always starts from the head (strict order). Concurrent dequeuers skip each other's rows (SKIP LOCKED), so no message
     goes to two of them. With ``wait`` > 0 the call blocks up to that many seconds on the queue's
     LISTEN channel (``listener``) until a message arrives.
+
+    ``delivery_mode`` picks persistent messages (the default, as in AQ), buffered ones (in the
+    buffer or spilled) or both. A REMOVE of buffered messages (BUFFERED or
+    PERSISTENT_OR_BUFFERED) runs outside the caller's transaction and is final when this returns;
+    LOCKED is refused for them. ``in_caller_transaction`` keeps it in the caller's transaction,
+    for the engine's movers (propagation) only.
     """
+    buf.check_dequeue_mode(delivery_mode, mode)
     if mode not in (REMOVE, LOCKED, BROWSE):
         raise InvalidMessage(f"Unknown dequeue mode {mode!r}.", field="mode")
     if navigation not in (FIRST_MESSAGE, NEXT_MESSAGE, NEXT_TRANSACTION):
@@ -76,6 +89,15 @@ def dequeue(
             f"Queue {queue.name} is not in a queue table with transactional message grouping.",
             field="navigation" if navigation == NEXT_TRANSACTION else "group_token",
         )
+    if queue.grouped and delivery_mode != PERSISTENT:
+        # A transaction-grouping queue never holds buffered messages (AQ refuses them there).
+        if delivery_mode == BUFFERED:
+            raise buf.BufferedNotSupported(
+                f"Queue {queue.name} is in a queue table with transactional message grouping, "
+                "which holds no buffered messages: dequeue PERSISTENT messages.",
+                field="delivery_mode",
+            )
+        delivery_mode = PERSISTENT
     # --- end message grouping ---
     if not 1 <= batch <= 10_000:
         raise InvalidMessage("Batch size must be between 1 and 10000.", field="batch")
@@ -98,6 +120,9 @@ def dequeue(
     start_after = after if navigation != FIRST_MESSAGE else None
     if condition:
         rule_sql(condition, field="condition", prefix="dq_")
+
+    immediate = mode == REMOVE and delivery_mode != PERSISTENT and not in_caller_transaction
+    target = buf.own_connection(conn) if immediate else conn
 
     def attempt() -> list[DequeuedMessage]:
         if queue.grouped:
@@ -127,6 +152,37 @@ def dequeue(
                     txn_group=group,
                 ),
             )
+        if immediate and sub_id is None:
+            # One statement: its own transaction on the autocommit connection.
+            return _dequeue_once(
+                target,
+                queue,
+                mode=mode,
+                sub_id=sub_id,
+                correlation=correlation,
+                msgid=msgid,
+                batch=batch,
+                after=start_after,
+                lease_seconds=lease_seconds,
+                condition=condition,
+                delivery_mode=delivery_mode,
+            )
+        if immediate:
+            # The dequeue and the subscriber's counters commit together.
+            with target.transaction():
+                return _dequeue_once(
+                    target,
+                    queue,
+                    mode=mode,
+                    sub_id=sub_id,
+                    correlation=correlation,
+                    msgid=msgid,
+                    batch=batch,
+                    after=start_after,
+                    lease_seconds=lease_seconds,
+                    condition=condition,
+                    delivery_mode=delivery_mode,
+                )
         return _dequeue_once(
             conn,
             queue,
@@ -138,6 +194,7 @@ def dequeue(
             after=start_after,
             lease_seconds=lease_seconds,
             condition=condition,
+            delivery_mode=delivery_mode,
         )
 
     if wait <= 0:
@@ -173,12 +230,15 @@ def _dequeue_once(
     lease_seconds: float,
     condition: str | None = None,
     txn_group: int | None = None,
+    delivery_mode: str = PERSISTENT,
 ) -> list[DequeuedMessage]:
-    where, params = _candidate_filter(queue, correlation=correlation, msgid=msgid, after=after)
+    where, params = _candidate_filter(
+        queue, correlation=correlation, msgid=msgid, after=after, delivery_mode=delivery_mode
+    )
     if txn_group is not None:
         where += " AND m.txn_group = %(grp)s"  # one transaction group (grouping.py)
         params["grp"] = txn_group
-    M, C = queue.messages, queue.consumers
+    M, C = _sources(queue, delivery_mode)
     if condition:
         # AQ's deq_condition: only messages the rule condition is TRUE for (NULL is not TRUE).
         sql, cparams = rule_sql(condition, field="condition", prefix="dq_")
@@ -187,7 +247,9 @@ def _dequeue_once(
     params["n"] = batch
     order = "m.sort_pri, m.commit_seq, m.id"
     if sub_id is not None:
-        return _dequeue_consumer(conn, queue, mode, sub_id, where, params, order, lease_seconds)
+        return _dequeue_consumer(
+            conn, queue, mode, sub_id, where, params, order, lease_seconds, delivery_mode
+        )
 
     if mode == BROWSE:
         # A browse must not hand out another dequeuer's lease token.
@@ -210,13 +272,14 @@ def _dequeue_once(
         sql = (
             f"WITH {claim}, d AS (UPDATE {M} m SET state = 'PROCESSED', "
             f"processed_at = now() FROM c WHERE m.id = c.id RETURNING {_COLUMNS}), "
-            f"{_stat('d')} SELECT * FROM d"
+            f"{_stat('d', delivery_mode)} SELECT * FROM d"
         )
     else:
         sql = (
             f"WITH {claim}, gone AS (DELETE FROM {C} mc USING c "
             f"WHERE mc.message_id = c.id), d AS (DELETE FROM {M} m USING c "
-            f"WHERE m.id = c.id RETURNING {_COLUMNS}), {_stat('d')} SELECT * FROM d"
+            f"WHERE m.id = c.id RETURNING {_COLUMNS}), {_stat('d', delivery_mode)} "
+            f"SELECT * FROM d"
         )
         if not queue.is_exception:
             # Single-consumer messages have no consumer rows; skip the extra delete.
@@ -239,9 +302,10 @@ def _dequeue_consumer(
     params: dict[str, Any],
     order: str,
     lease_seconds: float,
+    delivery_mode: str = PERSISTENT,
 ) -> list[DequeuedMessage]:
     params["sub"] = sub_id
-    M, C = queue.messages, queue.consumers
+    M, C = _sources(queue, delivery_mode)
     # A consumer row with a lock_token is leased; one with only locked_until waits out a retry delay.
     free = "(mc.locked_until IS NULL OR (mc.lock_token IS NULL AND mc.locked_until <= now()))"
     base = (
@@ -269,9 +333,13 @@ def _dequeue_consumer(
     else:
         sql = (
             f"WITH {claim}, d AS (DELETE FROM {C} mc USING c WHERE mc.id = c.cid "
-            f"RETURNING mc.message_id) {_finish_consumed_sql('d', M)}"
+            f"RETURNING mc.message_id) {_finish_consumed_sql('d', M, delivery_mode)}"
         )
         rows = conn.execute(sql, params, prepare=True).fetchall()
     out = [_row_to_message(r) for r in rows]
+    if mode == REMOVE and delivery_mode != PERSISTENT:
+        taken = [m for m in out if m.delivery_mode == BUFFERED]
+        if taken:
+            buf.count_subscriber_dequeues(conn, sub_id, len(taken), max(m.id for m in taken))
     out.sort(key=lambda m: (m.position.sort_pri, m.position.commit_seq, m.id))
     return out

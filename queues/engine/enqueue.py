@@ -8,11 +8,15 @@ from collections.abc import Sequence
 
 import psycopg
 
+from queues.engine import buffered as buf
+from queues.engine.buffered import PUBLISHING
 from queues.engine.grouping import stamp_groups
 from queues.engine.sets import apply_subscriber_rules
 from queues.engine.storage import consumer_leaf, message_leaf
 from queues.engine.topology import queue_info, subscriber_ids, subscriber_rules
 from queues.engine.types import (
+    BUFFERED,
+    PERSISTENT,
     STAT_SHARDS,
     InvalidMessage,
     NewMessage,
@@ -22,7 +26,7 @@ from queues.engine.types import (
 )
 from queues.engine.validation import validate_message
 
-_ENQUEUE_SQL = f"""
+_ENQUEUE_TEMPLATE = """
 WITH q AS (
     SELECT id, queue_table_id FROM queues_queue
     WHERE id = %(qid)s AND enqueue_enabled AND kind = 'NORMAL_QUEUE'
@@ -39,10 +43,10 @@ m AS (
                               kind, type_name, npend, ord)
 ),
 ins AS (
-    INSERT INTO {{messages}} (queue_id, queue_table_id, state, priority, sort_pri, commit_seq, kind,
+    INSERT INTO {messages} (queue_id, queue_table_id, state, priority, sort_pri, commit_seq, kind,
                             type_name, correlation, sender, headers, payload, enq_time, enq_user,
                             delay_until, expiration, expire_at, attempts, pending_consumers,
-                            exception_reason, replayed)
+                            exception_reason, replayed, delivery_mode, in_buffer)
     SELECT q.id, q.queue_table_id,
            CASE WHEN m.delay > 0 THEN 'WAITING' ELSE 'READY' END,
            m.priority, %(by_pri)s * m.priority, %(cseq)s, m.kind, m.type_name, m.correlation,
@@ -51,35 +55,48 @@ ins AS (
            m.expiration,
            CASE WHEN m.expiration IS NOT NULL
                 THEN now() + make_interval(secs => m.delay + m.expiration) END,
-           0, m.npend, '', false
+           0, m.npend, '', false, {mode}, {in_buffer}
     FROM q CROSS JOIN m ORDER BY m.ord
-    RETURNING id
+    RETURNING id, sender
 ),
 numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM ins),
 cons AS (
-    INSERT INTO {{consumers}} (message_id, subscriber_id, attempts, queue_table_id)
-    SELECT numbered.id, r.sub, 0, %(qt)s FROM numbered
+    INSERT INTO {consumers} (message_id, subscriber_id, attempts, queue_table_id, in_buffer)
+    SELECT numbered.id, r.sub, 0, %(qt)s, {in_buffer} FROM numbered
     JOIN unnest(%(r_ord)s::int[], %(r_sub)s::bigint[]) AS r(ord, sub) ON r.ord = numbered.ord
 ),
-stat AS (
-    INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
-    SELECT %(qid)s, pg_backend_pid() %% {STAT_SHARDS}, count(*), 0 FROM ins HAVING count(*) > 0
-    ON CONFLICT (queue_id, shard) DO UPDATE SET enqueued = aq_queue_stat.enqueued + EXCLUDED.enqueued
-)
+{stat}
 SELECT array_agg(id ORDER BY id), pg_notify(%(channel)s, '') FROM ins
 """
+_STAT_PERSISTENT = """stat AS (
+    INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
+    SELECT %(qid)s, pg_backend_pid() %% {shards}, count(*), 0 FROM ins HAVING count(*) > 0
+    ON CONFLICT (queue_id, shard) DO UPDATE SET enqueued = aq_queue_stat.enqueued + EXCLUDED.enqueued
+)"""
+# Buffered enqueues count per publisher (sender) in the buffer's UNLOGGED counters.
+_STAT_BUFFERED = f"""stat AS (
+    INSERT INTO aq_buffer_stat AS s (queue_id, sender, shard, enqueued, last_msgid, last_enq,
+                                     state, state_at)
+    SELECT %(qid)s, ins.sender, pg_backend_pid() %% {{shards}}, count(*), max(ins.id), now(),
+           '{PUBLISHING}', now()
+    FROM ins GROUP BY ins.sender
+    ON CONFLICT (queue_id, sender, shard) DO UPDATE SET enqueued = s.enqueued + EXCLUDED.enqueued,
+        last_msgid = EXCLUDED.last_msgid, last_enq = EXCLUDED.last_enq,
+        state = EXCLUDED.state, state_at = EXCLUDED.state_at
+)"""
 
 
-# One persistent message on a single-consumer queue (the commonest call): a one-row INSERT ... SELECT
-# with scalar parameters into the queue table's logged leaf. The set-based statement above pays for
-# ROWS FROM/unnest, jsonb_array_elements and the consumer CTE even for one row (+14-18% single
-# enqueues per second with one commit each, docs/BENCHMARKS.md "Issue 13 engine changes").
-_ENQUEUE_ONE_SQL = f"""
+# One message on a single-consumer queue (the commonest call): a one-row INSERT ... SELECT with
+# scalar parameters into the queue table's leaf (the logged one, or the buffer for a buffered
+# message). The set-based statement above pays for ROWS FROM/unnest, jsonb_array_elements and the
+# consumer CTE even for one row (+14-18% single enqueues per second with one commit each,
+# docs/BENCHMARKS.md "Issue 13 engine changes").
+_ENQUEUE_ONE_TEMPLATE = """
 WITH ins AS (
-    INSERT INTO {{messages}} (queue_id, queue_table_id, state, priority, sort_pri, commit_seq, kind,
+    INSERT INTO {messages} (queue_id, queue_table_id, state, priority, sort_pri, commit_seq, kind,
                             type_name, correlation, sender, headers, payload, enq_time, enq_user,
                             delay_until, expiration, expire_at, attempts, pending_consumers,
-                            exception_reason, replayed)
+                            exception_reason, replayed{mode_cols})
     SELECT q.id, q.queue_table_id,
            CASE WHEN %(delay)s::float8 > 0 THEN 'WAITING' ELSE 'READY' END,
            %(pri)s::int, %(sort_pri)s::int, %(cseq)s::bigint, %(kind)s::text, %(tname)s::text,
@@ -90,31 +107,55 @@ WITH ins AS (
            %(exp)s::float8,
            CASE WHEN %(exp)s::float8 IS NOT NULL
                 THEN now() + make_interval(secs => %(delay)s::float8 + %(exp)s::float8) END,
-           0, 0, '', false
+           0, 0, '', false{mode_vals}
     FROM queues_queue q
     WHERE q.id = %(qid)s AND q.enqueue_enabled AND q.kind = 'NORMAL_QUEUE'
     RETURNING id
 ),
-stat AS (
-    INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
-    SELECT %(qid)s, pg_backend_pid() %% {STAT_SHARDS}, 1, 0 FROM ins
-    ON CONFLICT (queue_id, shard) DO UPDATE SET enqueued = aq_queue_stat.enqueued + 1
-)
+{stat}
 SELECT id, pg_notify(%(channel)s, '') FROM ins
 """
+_STAT_ONE_PERSISTENT = """stat AS (
+    INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
+    SELECT %(qid)s, pg_backend_pid() %% {shards}, 1, 0 FROM ins
+    ON CONFLICT (queue_id, shard) DO UPDATE SET enqueued = aq_queue_stat.enqueued + 1
+)"""
+_STAT_ONE_BUFFERED = f"""stat AS (
+    INSERT INTO aq_buffer_stat AS s (queue_id, sender, shard, enqueued, last_msgid, last_enq,
+                                     state, state_at)
+    SELECT %(qid)s, %(sender)s::text, pg_backend_pid() %% {{shards}}, 1, ins.id, now(),
+           '{PUBLISHING}', now()
+    FROM ins
+    ON CONFLICT (queue_id, sender, shard) DO UPDATE SET enqueued = s.enqueued + 1,
+        last_msgid = EXCLUDED.last_msgid, last_enq = EXCLUDED.last_enq,
+        state = EXCLUDED.state, state_at = EXCLUDED.state_at
+)"""
 
 
 @functools.lru_cache(maxsize=1024)
-def _enqueue_one_sql(queue_table_id: int) -> str:
-    return _ENQUEUE_ONE_SQL.replace("{messages}", message_leaf(queue_table_id))
+def _enqueue_one_sql(queue_table_id: int, buffered: bool) -> str:
+    return (
+        _ENQUEUE_ONE_TEMPLATE.replace(
+            "{stat}", _STAT_ONE_BUFFERED if buffered else _STAT_ONE_PERSISTENT
+        )
+        .replace("{shards}", str(STAT_SHARDS))
+        .replace("{mode_cols}", ", delivery_mode, in_buffer" if buffered else "")
+        .replace("{mode_vals}", f", '{BUFFERED}', true" if buffered else "")
+        .replace("{messages}", message_leaf(queue_table_id, buffered=buffered))
+    )
 
 
 @functools.lru_cache(maxsize=1024)
-def _enqueue_sql(queue_table_id: int) -> str:
-    """The enqueue statement naming the queue table's leaves (one text per queue table, so a
-    prepared statement per queue table too)."""
-    return _ENQUEUE_SQL.replace("{messages}", message_leaf(queue_table_id)).replace(
-        "{consumers}", consumer_leaf(queue_table_id)
+def _enqueue_sql(queue_table_id: int, buffered: bool) -> str:
+    """The enqueue statement naming the queue table's leaves, the UNLOGGED ones for buffered
+    messages (one text per queue table and mode, so a prepared statement per each too)."""
+    return (
+        _ENQUEUE_TEMPLATE.replace("{stat}", _STAT_BUFFERED if buffered else _STAT_PERSISTENT)
+        .replace("{shards}", str(STAT_SHARDS))
+        .replace("{mode}", f"'{BUFFERED}'" if buffered else f"'{PERSISTENT}'")
+        .replace("{in_buffer}", "true" if buffered else "false")
+        .replace("{messages}", message_leaf(queue_table_id, buffered=buffered))
+        .replace("{consumers}", consumer_leaf(queue_table_id, buffered=buffered))
     )
 
 
@@ -125,15 +166,52 @@ def enqueue(
     *,
     user: str = "",
     validate: bool = True,
+    delivery_mode: str = PERSISTENT,
+    in_caller_transaction: bool = False,
 ) -> list[int]:
     """Insert ``messages`` in order in the caller's transaction and return their ids.
 
     Multi-consumer queues give each message to its recipients (by name) or, without a recipient
     list, to every subscriber present now; a message nobody could dequeue is refused (AQ's
     "no recipients"). Listeners on the queue's channel are woken when the transaction commits.
+
+    ``delivery_mode=BUFFERED`` puts them in the queue's buffer instead, outside the caller's
+    transaction (see :mod:`queues.engine.buffered`): committed when this returns, refused with
+    ORA-25307 under flow control. ``in_caller_transaction`` keeps a buffered enqueue in the
+    caller's transaction: for the engine's own movers (propagation), whose dequeue and enqueue
+    must commit together; never for users.
     """
+    buf.check_enqueue_mode(delivery_mode)
     if not messages:
         return []
+    if delivery_mode == BUFFERED:
+        buf.refuse_unsupported(queue, messages)
+        target = conn if in_caller_transaction else buf.own_connection(conn)
+        # Flow control first, on its own: a refused publisher's state is recorded and kept.
+        buf.admit(target, queue, messages)
+        if queue.multiple_consumers or in_caller_transaction:
+            # Recipients and subscriber rules take more statements, undone together if the
+            # rules leave a message nobody takes.
+            with target.transaction():
+                ids = _enqueue(target, queue, messages, user=user, validate=validate, buffered=True)
+        else:
+            # One INSERT: on the autocommit connection it is its own transaction, without a
+            # BEGIN and a COMMIT round trip around it.
+            ids = _enqueue(target, queue, messages, user=user, validate=validate, buffered=True)
+        buf.admitted(queue, messages)
+        return ids
+    return _enqueue(conn, queue, messages, user=user, validate=validate, buffered=False)
+
+
+def _enqueue(
+    conn: psycopg.Connection,
+    queue: QueueInfo,
+    messages: Sequence[NewMessage],
+    *,
+    user: str,
+    validate: bool,
+    buffered: bool,
+) -> list[int]:
     if queue.is_exception:
         raise QueueDisabled(
             f"{queue.name} is an exception queue; messages arrive there only from the engine.",
@@ -183,8 +261,8 @@ def enqueue(
                 "queue table.",
                 field="recipients",
             )
-        if len(messages) == 1:  # one persistent message: the one-row statement
-            return _enqueue_one(conn, queue, messages[0], user)
+        if len(messages) == 1:  # one message: the one-row statement
+            return _enqueue_one(conn, queue, messages[0], user, buffered=buffered)
         npend = [0] * len(messages)
 
     params = {
@@ -207,7 +285,8 @@ def enqueue(
         "user": user,
         "channel": queue.channel,
     }
-    row = conn.execute(_enqueue_sql(queue.queue_table_id), params, prepare=True).fetchone()
+    sql = _enqueue_sql(queue.queue_table_id, buffered)
+    row = conn.execute(sql, params, prepare=True).fetchone()
     ids = row[0] if row and row[0] else []
     if len(ids) != len(messages):
         # The queue was stopped or dropped between reading it and inserting.
@@ -216,12 +295,12 @@ def enqueue(
     stamp_groups(conn, queue, ids)  # TRANSACTIONAL queue tables: this transaction's group
     if queue.multiple_consumers:
         ruled = [mid for mid, msg in zip(ids, messages, strict=True) if not msg.recipients]
-        _apply_subscriber_rules(conn, queue, ids, ruled)
+        _apply_subscriber_rules(conn, queue, ids, ruled, buffered=buffered)
     return ids
 
 
 def _enqueue_one(
-    conn: psycopg.Connection, queue: QueueInfo, msg: NewMessage, user: str
+    conn: psycopg.Connection, queue: QueueInfo, msg: NewMessage, user: str, *, buffered: bool
 ) -> list[int]:
     """:func:`enqueue` of one validated message on a single-consumer queue."""
     params = {
@@ -240,7 +319,8 @@ def _enqueue_one(
         "user": user,
         "channel": queue.channel,
     }
-    row = conn.execute(_enqueue_one_sql(queue.queue_table_id), params, prepare=True).fetchone()
+    sql = _enqueue_one_sql(queue.queue_table_id, buffered)
+    row = conn.execute(sql, params, prepare=True).fetchone()
     if row is None:
         # The queue was stopped or dropped between reading it and inserting.
         fresh = queue_info(conn, queue.id)
@@ -251,7 +331,12 @@ def _enqueue_one(
 
 
 def _apply_subscriber_rules(
-    conn: psycopg.Connection, queue: QueueInfo, ids: list[int], ruled: list[int]
+    conn: psycopg.Connection,
+    queue: QueueInfo,
+    ids: list[int],
+    ruled: list[int],
+    *,
+    buffered: bool = False,
 ) -> None:
     """Subscribers with a rule keep only the messages their rule is TRUE for, decided in SQL at
     enqueue (AQ decides a message's recipients when it is enqueued; an explicit recipient list
@@ -262,7 +347,7 @@ def _apply_subscriber_rules(
     counts = [
         (mid, n)
         for mid, _, n in apply_subscriber_rules(
-            conn, queue, rules, "m.id = ANY(%(ids)s)", {"ids": ruled}
+            conn, queue, rules, "m.id = ANY(%(ids)s)", {"ids": ruled}, buffered=buffered
         )
     ]
     empty = sorted(mid for mid, n in counts if n == 0)

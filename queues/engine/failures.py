@@ -105,16 +105,20 @@ def consumer_exception_copies(
 
 
 def move_to_exception_queue(conn: psycopg.Connection, ids: Sequence[int], reason: str) -> int:
-    """Move messages to their queue's exception queue with state EXPIRED and ``reason``."""
+    """Move messages to their queue's exception queue with state EXPIRED and ``reason``. A
+    buffered one arrives as a persistent message (AQ stores error-queue messages in the queue
+    table, never in a buffer); the caller took it out of the buffer first
+    (:func:`queues.engine.buffered.out_of_buffer`)."""
     if not ids:
         return 0
     cur = conn.execute(
         """
         UPDATE aq_message m SET original_queue_id = m.queue_id, queue_id = q.exception_queue_id,
                state = 'EXPIRED', exception_reason = %s, delay_until = NULL, locked_until = NULL,
-               lock_token = NULL
+               lock_token = NULL, delivery_mode = 'PERSISTENT'
         FROM queues_queue q
         WHERE q.id = m.queue_id AND m.id = ANY(%s) AND q.exception_queue_id IS NOT NULL
+          AND NOT m.in_buffer
         """,
         (reason, list(ids)),
     )

@@ -1,4 +1,4 @@
-"""The queue monitor's timers: delay, expiration, leases and retention."""
+"""The queue monitor's timers: delay, expiration, leases, retention and spilling."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import psycopg
 
+from queues.engine import buffered
 from queues.engine.failures import fail_attempts, fail_consumer_attempts, move_to_exception_queue
 from queues.engine.grouping import expire_leases
 from queues.engine.types import REASON_EXPIRED, channel_name
@@ -17,6 +18,7 @@ class MonitorReport:
     expired: int = 0
     leases_released: int = 0
     removed: int = 0
+    spilled: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return self.__dict__.copy()
@@ -45,7 +47,10 @@ def monitor_run(conn: psycopg.Connection, *, limit: int = 10_000) -> MonitorRepo
         """,
         (limit,),
     ).fetchall()
-    report.expired = move_to_exception_queue(conn, [r[0] for r in expired], REASON_EXPIRED)
+    # Exception queues hold no buffered message: expired ones leave the buffer first.
+    expired_ids = buffered.out_of_buffer(conn, [r[0] for r in expired])
+    buffered.count_expired(conn, expired_ids)
+    report.expired = move_to_exception_queue(conn, expired_ids, REASON_EXPIRED)
 
     leased = conn.execute(
         """
@@ -83,6 +88,9 @@ def monitor_run(conn: psycopg.Connection, *, limit: int = 10_000) -> MonitorRepo
         """,
         (limit,),
     ).rowcount
+    # Buffered messages left too long in the buffer, or beyond their queue's share of the pool,
+    # go to logged storage.
+    report.spilled = buffered.spill(conn, limit=limit)
     for qid in woken:
         conn.execute("SELECT pg_notify(%s, '')", (channel_name(qid),))
     return report

@@ -9,13 +9,23 @@ from typing import Any
 from uuid import UUID
 
 from queues.engine.sets import count_down_sql, stat_sql
-from queues.engine.types import EXPIRED, READY, DequeuedMessage, Position, QueueInfo
+from queues.engine.storage import consumer_part, message_part
+from queues.engine.types import (
+    BUFFERED,
+    EXPIRED,
+    PERSISTENT,
+    READY,
+    STAT_SHARDS,
+    DequeuedMessage,
+    Position,
+    QueueInfo,
+)
 
 _COLUMNS = (
     "m.id, m.queue_id, m.state, m.priority, m.kind, m.type_name, m.correlation, m.sender, "
     "m.headers::text, m.payload::text, m.enq_time, m.attempts, m.sort_pri, m.commit_seq, "
     "m.lock_token, "
-    "m.original_queue_id, m.exception_reason"
+    "m.original_queue_id, m.exception_reason, m.delivery_mode, m.in_buffer"
 )
 
 
@@ -38,6 +48,8 @@ def _row_to_message(row: Sequence[Any], lock_token: UUID | None = None) -> Deque
         token,
         orig,
         reason,
+        delivery_mode,
+        in_buffer,
     ) = row
     # Read as text on every connection (Django's loads jsonb as text, a plain psycopg one would
     # parse it), so a payload that is a JSON string is never parsed twice.
@@ -60,7 +72,19 @@ def _row_to_message(row: Sequence[Any], lock_token: UUID | None = None) -> Deque
         lock_token=lock_token or token,
         original_queue_id=orig,
         exception_reason=reason,
+        delivery_mode=delivery_mode,
+        in_buffer=in_buffer,
     )
+
+
+def _sources(queue: QueueInfo, delivery_mode: str | None) -> tuple[str, str]:
+    """The message and consumer relations a dequeue of ``delivery_mode`` reads: the logged
+    leaves for persistent messages (a prepared statement plans over that one leaf), the queue
+    table's partitions over both leaves for buffered ones, which are in the UNLOGGED leaf until
+    they spill to the logged one."""
+    if delivery_mode == PERSISTENT:
+        return queue.messages, queue.consumers
+    return message_part(queue.queue_table_id), consumer_part(queue.queue_table_id)
 
 
 def _candidate_filter(
@@ -70,6 +94,7 @@ def _candidate_filter(
     msgid: int | None,
     after: Position | None,
     alias: str = "m",
+    delivery_mode: str | None = None,
 ) -> tuple[str, dict[str, Any]]:
     state = EXPIRED if queue.is_exception else READY
     parts = [
@@ -79,6 +104,12 @@ def _candidate_filter(
         f"{alias}.state = '{state}'",
         f"{alias}.commit_seq IS NOT NULL",
     ]
+    # Literals again. The logged leaf holds spilled buffered messages beside persistent ones;
+    # None (and PERSISTENT_OR_BUFFERED) takes both kinds. See _sources for where each is read.
+    if delivery_mode == PERSISTENT:
+        parts.append(f"{alias}.delivery_mode = '{PERSISTENT}'")
+    elif delivery_mode == BUFFERED:
+        parts.append(f"{alias}.delivery_mode = '{BUFFERED}'")
     params: dict[str, Any] = {"qid": queue.id}
     if correlation:
         # AQ correlation identifiers take % and _ wildcards.
@@ -95,15 +126,41 @@ def _candidate_filter(
     return " AND ".join(parts), params
 
 
-def _stat(src: str) -> str:
-    """The ``stat`` CTE: the dequeue counter of queue ``%(qid)s`` gains ``count(*)`` of ``src``."""
-    return f"stat AS ({stat_sql('qid', src, 'dequeued')})"
+# Buffered messages count in the buffer's own UNLOGGED counters (V$BUFFERED_QUEUES), which a
+# crash resets along with the buffer, and which cost no WAL on the buffered path.
+_STAT_BUF = """
+bstat AS (
+    INSERT INTO aq_buffer_stat AS s (queue_id, sender, shard, dequeued, last_deq)
+    SELECT %(qid)s, '', pg_backend_pid() %% {shards}, count(*), now() FROM {src} HAVING count(*) > 0
+    ON CONFLICT (queue_id, sender, shard)
+    DO UPDATE SET dequeued = s.dequeued + EXCLUDED.dequeued, last_deq = EXCLUDED.last_deq
+)"""
 
 
-def _finish_consumed_sql(src: str, messages: str = "aq_message") -> str:
+def _stat(src: str, delivery_mode: str = PERSISTENT) -> str:
+    """The counter CTE(s) for the dequeued rows in ``src``: the dequeue counter of queue
+    ``%(qid)s`` for persistent ones, the buffer's counters (aq_buffer_stat) for buffered ones."""
+
+    def buffered(rows: str) -> str:
+        return _STAT_BUF.replace("{shards}", str(STAT_SHARDS)).replace("{src}", rows)
+
+    if delivery_mode == PERSISTENT:
+        return f"stat AS ({stat_sql('qid', src, 'dequeued')})"
+    if delivery_mode == BUFFERED:
+        return buffered(src)
+    only = "(SELECT 1 FROM {src} WHERE {src}.delivery_mode = '{mode}') AS x"
+    return (
+        f"stat AS ({stat_sql('qid', only.format(src=src, mode=PERSISTENT), 'dequeued')}), "
+        + buffered(only.format(src=src, mode=BUFFERED))
+    )
+
+
+def _finish_consumed_sql(
+    src: str, messages: str = "aq_message", delivery_mode: str = PERSISTENT
+) -> str:
     """Count down the pending consumers of the messages in ``src`` (a subscriber's consumed
     copies, column ``message_id``); the last one processes it. See :func:`count_down_sql`."""
     return (
         f", u AS ({count_down_sql(messages, src, returning=_COLUMNS)}), "
-        f"{_stat('u')} SELECT * FROM u"
+        f"{_stat('u', delivery_mode)} SELECT * FROM u"
     )

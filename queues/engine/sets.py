@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 
 from queues.engine.storage import consumer_leaf, consumer_part, message_leaf, message_part
-from queues.engine.types import STAT_SHARDS, QueueInfo
+from queues.engine.types import BUFFERED, PERSISTENT, STAT_SHARDS, QueueInfo
 
 # A consumer row with a lock_token is leased; one with only locked_until waits out a retry delay.
 FREE_COPY = "(mc.locked_until IS NULL OR (mc.lock_token IS NULL AND mc.locked_until <= now()))"
@@ -86,14 +86,18 @@ COPY_COLUMNS = (
 )
 
 
-def insert_copies_sql(destination: QueueInfo, src: str, *, bulk: bool = False) -> str:
+def insert_copies_sql(
+    destination: QueueInfo, src: str, *, bulk: bool = False, keep_mode: bool = False
+) -> str:
     """CTEs ``ins``, ``cons`` and ``dstat``: READY copies at ``destination`` of the rows of
     ``src`` (columns :data:`COPY_COLUMNS`, ``id`` the source message), in source order, with
     ``aq$_source_msgid`` in their headers, a consumer row for each of ``%(subs)s`` (and
     ``%(npend)s`` pending) and the enqueue counter. Parameters: ``dqid``, ``by_pri``, ``cseq``
     (NULL: numbered at commit), ``user``, ``npend``, ``subs``; with ``bulk``, ``job`` too: the
     copies carry the bulk key and a copy already made by an earlier attempt is skipped.
-    ``ins`` returns ``(id, size)``."""
+    With ``keep_mode`` (``src`` has ``delivery_mode`` too) a buffered message arrives buffered,
+    in the destination's buffer; otherwise every copy is persistent.
+    ``ins`` returns ``(id, size, in_buffer)``."""
     dq, dqt = int(destination.id), int(destination.queue_table_id)
     bulk_cols = ", bulk_job_id, bulk_source_id" if bulk else ""
     bulk_vals = ", %(job)s, k.id" if bulk else ""
@@ -103,22 +107,31 @@ def insert_copies_sql(destination: QueueInfo, src: str, *, bulk: bool = False) -
         if bulk
         else ""
     )
+    if keep_mode:
+        # The queue table's partitions route each copy to its leaf by in_buffer.
+        messages, consumers = message_part(dqt), consumer_part(dqt)
+        mode_vals = f"k.delivery_mode, k.delivery_mode = '{BUFFERED}'"
+    else:
+        messages, consumers = message_leaf(dqt), consumer_leaf(dqt)
+        mode_vals = f"'{PERSISTENT}', false"
     return f"""
     ins AS (
-        INSERT INTO {message_leaf(dqt)} (queue_id, queue_table_id, state, priority, sort_pri,
+        INSERT INTO {messages} (queue_id, queue_table_id, state, priority, sort_pri,
                commit_seq, kind, type_name, correlation, sender, headers, payload, enq_time,
-               enq_user, attempts, pending_consumers, exception_reason, replayed{bulk_cols})
+               enq_user, attempts, pending_consumers, exception_reason, replayed, delivery_mode,
+               in_buffer{bulk_cols})
         SELECT {dq}, {dqt}, 'READY', k.priority, %(by_pri)s * k.priority, %(cseq)s, k.kind,
                k.type_name, k.correlation, k.sender,
                k.headers || jsonb_build_object('aq$_source_msgid', k.id), k.payload, now(),
-               %(user)s, 0, %(npend)s, '', false{bulk_vals}
+               %(user)s, 0, %(npend)s, '', false, {mode_vals}{bulk_vals}
         FROM {src} k ORDER BY k.sort_pri, k.commit_seq, k.id
         {conflict}
-        RETURNING id, octet_length(payload::text) AS size
+        RETURNING id, octet_length(payload::text) AS size, in_buffer
     ),
     cons AS (
-        INSERT INTO {consumer_leaf(dqt)} (message_id, subscriber_id, attempts, queue_table_id)
-        SELECT ins.id, s.sub, 0, {dqt} FROM ins CROSS JOIN unnest(%(subs)s::bigint[]) AS s(sub)
+        INSERT INTO {consumers} (message_id, subscriber_id, attempts, queue_table_id, in_buffer)
+        SELECT ins.id, s.sub, 0, {dqt}, ins.in_buffer
+        FROM ins CROSS JOIN unnest(%(subs)s::bigint[]) AS s(sub)
     ),
     dstat AS ({stat_sql("dqid", "ins", "enqueued")})"""
 
@@ -187,10 +200,13 @@ def apply_subscriber_rules(
     rules: dict[int, str],
     scope: str,
     params: dict[str, Any],
+    *,
+    buffered: bool = False,
 ) -> list[tuple[int, int | None, int]]:
     """Subscribers with a rule keep only the copies their rule is TRUE for, among the messages
     of ``queue`` that ``scope`` (a condition over ``aq_message m``) selects; the pending counts
-    are made right. Returns ``(id, bulk_source_id, remaining)`` of each message in scope."""
+    are made right. Returns ``(id, bulk_source_id, remaining)`` of each message in scope.
+    ``buffered``: the messages are in the queue table's buffer (its UNLOGGED leaves)."""
     from queues.engine.topology import rule_sql
 
     parts, params = [], dict(params)
@@ -198,7 +214,8 @@ def apply_subscriber_rules(
         sql, p = rule_sql(condition, field="rule", prefix=f"s{int(sub_id)}_")
         parts.append(f"(mc.subscriber_id = {int(sub_id)} AND NOT (({sql}) IS TRUE))")
         params.update(p)
-    msgs, cons = queue.messages, queue.consumers
+    qt = queue.queue_table_id
+    msgs, cons = message_leaf(qt, buffered=buffered), consumer_leaf(qt, buffered=buffered)
     conn.execute(
         f"DELETE FROM {cons} mc USING {msgs} m WHERE mc.message_id = m.id AND ({scope}) "
         f"AND ({' OR '.join(parts)})",

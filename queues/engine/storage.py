@@ -69,6 +69,23 @@ def create_storage(conn: psycopg.Connection, queue_table_id: int) -> None:
             f"CREATE UNLOGGED TABLE IF NOT EXISTS {leaf(qt, buffered=True)} PARTITION OF {part} "
             "FOR VALUES IN (true)"
         )
+    create_spilled_index(conn, qt)
+
+
+def spilled_index(queue_table_id: int) -> str:
+    return f"{message_leaf(queue_table_id)}_spilled"
+
+
+def create_spilled_index(conn: psycopg.Connection, queue_table_id: int) -> None:
+    """Spilled buffered messages in dequeue order, on the logged leaf only: a buffered dequeue
+    finds them there without walking the persistent messages beside them. (On the parent the
+    index would copy the whole dequeue index on the buffer leaf, and the planner does not use a
+    leaf's partition bound to prove a partial index's ``NOT in_buffer``.)"""
+    leaf = message_leaf(queue_table_id)
+    conn.execute(
+        f"CREATE INDEX IF NOT EXISTS {spilled_index(queue_table_id)} ON {leaf} "
+        "(queue_id, state, sort_pri, commit_seq, id) WHERE delivery_mode = 'BUFFERED'"
+    )
 
 
 def lock_storage(conn: psycopg.Connection, queue_table_id: int) -> None:

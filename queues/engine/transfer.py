@@ -7,11 +7,17 @@ from typing import Any
 
 import psycopg
 
-from queues.engine.rows import _candidate_filter, _stat
+from queues.engine.rows import _candidate_filter, _sources, _stat
 from queues.engine.sets import FREE_COPY, count_down_sql, insert_copies_sql
 from queues.engine.storage import hold_storage
 from queues.engine.topology import subscriber_ids
-from queues.engine.types import NoSubscribers, QueueDisabled, QueueInfo
+from queues.engine.types import (
+    PERSISTENT_OR_BUFFERED,
+    TRANSACTIONAL,
+    NoSubscribers,
+    QueueDisabled,
+    QueueInfo,
+)
 
 
 @dataclass(frozen=True)
@@ -36,7 +42,9 @@ def transfer(
     enqueue those for which ``keep_sql`` (a boolean over ``aq_message m``, never NULL) is TRUE
     into ``destination``, in one statement of the caller's transaction: what a propagation does
     when its rules compile to SQL and transform nothing. The copies keep priority, correlation,
-    sender, kind, type and payload; their headers gain ``aq$_source_msgid``.
+    sender, kind, type, payload and delivery mode (buffered messages arrive in the destination's
+    buffer, except in a transaction-grouping queue, which takes none); their headers gain
+    ``aq$_source_msgid``.
 
     The destination must take every message as it is: a single-consumer queue, or a
     multi-consumer one whose subscribers have no rules (the caller checks; a subscriber rule
@@ -78,19 +86,22 @@ def transfer(
         **(keep_params or {}),
     }
     where, _ = _candidate_filter(source, correlation=None, msgid=None, after=None)
+    # Both kinds of message, buffered ones in the buffer or spilled: the queue table's partitions.
+    M, C = _sources(source, PERSISTENT_OR_BUFFERED)
+    # Buffered messages arrive buffered, where the destination can hold buffered messages.
+    keep_mode = destination.message_grouping != TRANSACTIONAL
     copied = "(SELECT * FROM k WHERE k.keep)"
     sql = f"""
     WITH c AS (
-        SELECT mc.id AS cid FROM {source.consumers} mc JOIN {source.messages} m
-            ON m.id = mc.message_id
+        SELECT mc.id AS cid FROM {C} mc JOIN {M} m ON m.id = mc.message_id
         WHERE mc.subscriber_id = %(sub)s AND {where} AND {FREE_COPY}
         ORDER BY m.sort_pri, m.commit_seq, m.id LIMIT %(n)s FOR UPDATE OF mc SKIP LOCKED
     ),
-    d AS (DELETE FROM {source.consumers} mc USING c WHERE mc.id = c.cid RETURNING mc.message_id),
-    u AS ({count_down_sql(source.messages, "d", returning="m.*")}),
-    {_stat("u")},
+    d AS (DELETE FROM {C} mc USING c WHERE mc.id = c.cid RETURNING mc.message_id),
+    u AS ({count_down_sql(M, "d", returning="m.*")}),
+    {_stat("u", PERSISTENT_OR_BUFFERED)},
     k AS (SELECT m.*, ({keep_sql}) AS keep FROM u AS m),
-    {insert_copies_sql(destination, copied)}
+    {insert_copies_sql(destination, copied, keep_mode=keep_mode)}
     SELECT (SELECT count(*) FROM u), count(*), coalesce(sum(size), 0),
            CASE WHEN count(*) > 0 THEN pg_notify(%(channel)s, '') END
     FROM ins

@@ -20,6 +20,8 @@ FIRST_MESSAGE, NEXT_MESSAGE = "FIRST_MESSAGE", "NEXT_MESSAGE"
 NEXT_TRANSACTION = "NEXT_TRANSACTION"
 USER, ROW_LCR, DDL_LCR = "USER", "ROW_LCR", "DDL_LCR"
 PERSISTENT, BUFFERED = "PERSISTENT", "BUFFERED"
+# Dequeue only (DBMS_AQ.PERSISTENT_OR_BUFFERED): either kind, in the queue's order.
+PERSISTENT_OR_BUFFERED = "PERSISTENT_OR_BUFFERED"
 TRANSACTIONAL = "TRANSACTIONAL"
 REASON_MAX_RETRIES = "MAX_RETRIES_EXCEEDED"
 REASON_EXPIRED = "EXPIRED"
@@ -162,6 +164,9 @@ class DequeuedMessage:
     lock_token: UUID | None = None
     original_queue_id: int | None = None
     exception_reason: str = ""
+    delivery_mode: str = PERSISTENT
+    # A buffered message still in the buffer (AQ's IN-MEMORY); False once spilled to logged storage.
+    in_buffer: bool = False
     # TRANSACTIONAL queue tables only (queues/engine/grouping.py): AQ's ``transaction_group``, the
     # message's 1-based place in it and how many messages it has (as this consumer gets them),
     # whether it ends the group, and the token that owns the group.
@@ -170,6 +175,13 @@ class DequeuedMessage:
     group_size: int | None = None
     last_in_group: bool = False
     group_token: UUID | None = None
+
+    @property
+    def buffered_state(self) -> str:
+        """AQ$<queue_table>'s MSG_STATE words for a buffered message; empty for persistent."""
+        if self.delivery_mode != BUFFERED:
+            return ""
+        return "IN MEMORY" if self.in_buffer else "SPILLED"
 
     @property
     def payload_pretty(self) -> str:

@@ -34,6 +34,12 @@ def _migrate(target: tuple[str, str]) -> None:
     executor.migrate([target])
 
 
+def _migrate_to_latest() -> None:
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes("queues"))
+
+
 def _exec(sql: str) -> None:
     with connection.cursor() as cur:
         cur.execute(sql)
@@ -91,7 +97,7 @@ def at_0008(admin_user):
     try:
         yield single, multi, subs
     finally:
-        _migrate(AFTER)
+        _migrate_to_latest()
 
 
 def test_every_message_state_moves_into_the_partitions_and_back(at_0008):

@@ -8,7 +8,7 @@ import time
 from queues import engine, services
 from queues.models import Message
 
-from .helpers import LIVE, barrier, make_queue, payloads, put, row, run_threads, take
+from .helpers import LIVE, barrier, make_queue, msg, payloads, put, row, run_threads, take
 
 
 def exq_of(queue):
@@ -97,19 +97,35 @@ def test_the_monitor_is_idempotent(admin_user):
     take(queue, user=admin_user, msgid=p)
     time.sleep(0.4)
     first = services.queue_monitor_run().as_dict()
-    assert first == {"made_ready": 1, "expired": 1, "leases_released": 0, "removed": 1}
+    assert first == {
+        "made_ready": 1,
+        "expired": 1,
+        "leases_released": 0,
+        "removed": 1,
+        "spilled": 0,
+    }
     second = services.queue_monitor_run().as_dict()
-    assert second == {"made_ready": 0, "expired": 0, "leases_released": 0, "removed": 0}
+    assert second == {
+        "made_ready": 0,
+        "expired": 0,
+        "leases_released": 0,
+        "removed": 0,
+        "spilled": 0,
+    }
 
 
 @LIVE
-def test_two_monitors_running_at_once_share_the_work_without_doing_any_twice(admin_user):
+def test_two_monitors_running_at_once_share_the_work_without_doing_any_twice(admin_user, settings):
     queue = make_queue(admin_user, "TWOMON", retention_time=0.1)
     n = 300
     delayed = put(queue, *range(n), user=admin_user, delay=0.3)
     expiring = put(queue, *range(n), user=admin_user, expiration=0.3)
     leased = put(queue, *range(n), user=admin_user, priority=9)
     done = put(queue, *range(n), user=admin_user)
+    buffered = services.message_enqueue(
+        user=admin_user, queue=queue, messages=[msg(i) for i in range(n)], delivery_mode="BUFFERED"
+    )
+    settings.AQ_BUFFER_SPILL_AFTER_S = 0  # every buffered message is due to spill
     # Lease the third group briefly, and mark the fourth consumed (kept PROCESSED by retention).
     from django.db import connection
 
@@ -132,11 +148,26 @@ def test_two_monitors_running_at_once_share_the_work_without_doing_any_twice(adm
 
     a, b = run_threads(monitor, monitor)
     total = {k: a[k] + b[k] for k in a}
-    assert total == {"made_ready": n, "expired": n, "leases_released": n, "removed": n}
+    assert total == {
+        "made_ready": n,
+        "expired": n,
+        "leases_released": n,
+        "removed": n,
+        "spilled": n,
+    }
     assert Message.objects.filter(queue=exq_of(queue)).count() == n
     assert set(Message.objects.filter(pk__in=delayed).values_list("state", flat=True)) == {"READY"}
     assert set(Message.objects.filter(pk__in=leased).values_list("attempts", flat=True)) == {1}
     assert not Message.objects.filter(pk__in=done).exists()
     assert len(expiring) == n
+    assert set(
+        Message.objects.filter(pk__in=buffered).values_list("delivery_mode", "in_buffer")
+    ) == {("BUFFERED", False)}
     again = services.queue_monitor_run().as_dict()
-    assert again == {"made_ready": 0, "expired": 0, "leases_released": 0, "removed": 0}
+    assert again == {
+        "made_ready": 0,
+        "expired": 0,
+        "leases_released": 0,
+        "removed": 0,
+        "spilled": 0,
+    }
