@@ -577,7 +577,19 @@ def set_up_queue(
     if queue_user:
         from django.contrib.auth import get_user_model
 
-        db_user = get_user_model().objects.filter(username__iexact=queue_user).first()
+        # Django user names are case-sensitive: the exact name first; another case only when it
+        # names one user (alice and Alice are two users, and guessing would grant the wrong one).
+        users = get_user_model().objects
+        db_user = users.filter(username=queue_user).first()
+        if db_user is None:
+            matches = list(users.filter(username__iexact=queue_user)[:2])
+            if len(matches) > 1:
+                raise DomainError(
+                    f"User {queue_user!r} does not exist; users whose names differ only in case "
+                    "do: give the exact name.",
+                    field="queue_user",
+                )
+            db_user = matches[0] if matches else None
         if db_user is None:
             raise DomainError(f"User {queue_user!r} does not exist.", field="queue_user")
         try:

@@ -86,7 +86,8 @@ def dequeue(
     if not queue.grouped and (navigation == NEXT_TRANSACTION or token is not None):
         # ORA-25234: NEXT_TRANSACTION (and a group) needs a TRANSACTIONAL queue table.
         raise InvalidMessage(
-            f"Queue {queue.name} is not in a queue table with transactional message grouping.",
+            f"ORA-25234: NEXT_TRANSACTION navigation and group tokens need a queue table with "
+            f"transactional message grouping; {queue.name}'s has none.",
             field="navigation" if navigation == NEXT_TRANSACTION else "group_token",
         )
     if queue.grouped and delivery_mode != PERSISTENT:

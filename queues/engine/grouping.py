@@ -116,7 +116,8 @@ def dequeue_grouped(
         elif navigation != FIRST_MESSAGE:
             if lease is None:
                 raise EndOfGroup(
-                    f"Fetched all messages of the current transaction group from {queue.name} "
+                    f"ORA-25235: fetched all messages of the current transaction group from "
+                    f"{queue.name} "
                     "(or its lease ran out): continue with NEXT_TRANSACTION.",
                     field="group_token",
                 )
@@ -126,7 +127,8 @@ def dequeue_grouped(
             if not got and not _remaining(conn, queue, sub, group, []):
                 _drop(conn, queue, sub, group)
                 raise EndOfGroup(
-                    f"Fetched all messages of transaction group {group} from {queue.name}: "
+                    f"ORA-25235: fetched all messages of transaction group {group} from "
+                    f"{queue.name}: "
                     "continue with NEXT_TRANSACTION.",
                     field="group_token",
                 )

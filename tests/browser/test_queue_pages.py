@@ -97,7 +97,7 @@ def test_admin_creates_queue_enqueues_browses_and_dequeues(
 
     # Browse it: the payload shows, the message stays.
     deq = page.locator("#dequeue-panel")
-    deq.get_by_label("Mode").select_option("BROWSE")
+    deq.get_by_label("Mode", exact=True).select_option("BROWSE")
     htmx_submit(page, deq.get_by_role("button", name="Go"), "/dequeue/")
     result = page.locator("#dequeue-result")
     expect(result).to_contain_text(f"#{msg.pk}")
@@ -111,7 +111,7 @@ def test_admin_creates_queue_enqueues_browses_and_dequeues(
 
     # Dequeue it (REMOVE): the payload shows once more, then the message is gone.
     deq = page.locator("#dequeue-panel")
-    deq.get_by_label("Mode").select_option("REMOVE")
+    deq.get_by_label("Mode", exact=True).select_option("REMOVE")
     htmx_submit(page, deq.get_by_role("button", name="Go"), "/dequeue/")
     result = page.locator("#dequeue-result")
     expect(result).to_contain_text(f"#{msg.pk}")
@@ -125,7 +125,7 @@ def test_admin_creates_queue_enqueues_browses_and_dequeues(
     expect(message_rows(page).filter(has_text="corr-browser")).to_have_count(0)
     # A second REMOVE finds nothing.
     deq = page.locator("#dequeue-panel")
-    deq.get_by_label("Mode").select_option("REMOVE")
+    deq.get_by_label("Mode", exact=True).select_option("REMOVE")
     htmx_submit(page, deq.get_by_role("button", name="Go"), "/dequeue/")
     expect(page.locator("#dequeue-result")).to_contain_text("No message.")
 
@@ -184,8 +184,8 @@ def test_monitor_sees_no_controls_and_is_refused(
     # offered no other mode.
     deq = page.locator("#dequeue-panel")
     expect(deq.get_by_role("heading")).to_have_text("Browse")
-    expect(deq.get_by_label("Mode").locator("option")).to_have_text(["Browse"])
-    deq.get_by_label("Mode").select_option("BROWSE")
+    expect(deq.get_by_label("Mode", exact=True).locator("option")).to_have_text(["Browse"])
+    deq.get_by_label("Mode", exact=True).select_option("BROWSE")
     htmx_submit(page, deq.get_by_role("button", name="Go"), "/dequeue/")
     expect(page.locator("#dequeue-result")).to_contain_text('"n": 1')
 

@@ -118,6 +118,22 @@ def test_an_agent_of_the_users_name_used_by_another_user_is_refused_and_nothing_
     assert list(agent.users.all()) == [oe]
 
 
+def test_user_names_are_case_sensitive_so_the_grants_never_go_to_a_namesake(admin_user, hr):
+    other = User.objects.create_user(username="HR", password="pw")
+    agent = services.agent_create(user=admin_user, name="HR")
+    services.agent_enable_db_access(user=admin_user, agent=agent, db_user=hr)
+    # "HR" is its own user: agent HR belongs to hr, so it is refused, not granted to hr.
+    with pytest.raises(Conflict) as err:
+        services.set_up_queue(user=admin_user, queue_table="QT", queue_name="Q", queue_user="HR")
+    assert err.value.field == "queue_user"
+    assert not QueuePrivilege.objects.exists() and list(agent.users.all()) == [hr]
+    # "Hr" names neither exactly and both in another case: ambiguous, refused.
+    with pytest.raises(DomainError) as err:
+        services.set_up_queue(user=admin_user, queue_table="QT", queue_name="Q", queue_user="Hr")
+    assert err.value.field == "queue_user" and "exact name" in str(err.value)
+    assert not QueueTable.objects.filter(name="QT").exists() and other.pk
+
+
 def test_a_user_who_does_not_exist_is_refused_naming_queue_user_and_nothing_is_created(
     admin_user,
 ):
