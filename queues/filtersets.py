@@ -4,7 +4,7 @@ import django_filters
 from django.db.models import Q, QuerySet
 
 from core.filtersets import AnyBooleanWidget, BaseFilterSet
-from queues.choices import MessageKind, MessageState, QueueKind, SortOrder
+from queues.choices import DeliveryMode, MessageKind, MessageState, QueueKind, SortOrder
 from queues.models import Agent, Message, Queue, QueuePrivilege, QueueTable, Subscriber
 
 
@@ -53,6 +53,7 @@ class QueueFilterSet(SearchFilterSet):
 class MessageFilterSet(BaseFilterSet):
     state = django_filters.ChoiceFilter(choices=MessageState.choices)
     kind = django_filters.ChoiceFilter(choices=MessageKind.choices)
+    delivery_mode = django_filters.ChoiceFilter(choices=DeliveryMode.choices)
     correlation = django_filters.CharFilter(lookup_expr="icontains")
     priority = django_filters.NumberFilter()
     queue = django_filters.ModelChoiceFilter(queryset=Queue.objects.all())
@@ -60,7 +61,7 @@ class MessageFilterSet(BaseFilterSet):
 
     class Meta(BaseFilterSet.Meta):
         model = Message
-        fields = ["queue", "state", "kind", "correlation", "priority", "replayed"]
+        fields = ["queue", "state", "kind", "delivery_mode", "correlation", "priority", "replayed"]
 
 
 class SubscriberFilterSet(SearchFilterSet):

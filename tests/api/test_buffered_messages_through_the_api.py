@@ -33,6 +33,17 @@ def test_buffered_round_trip_and_its_status_view(admin_user, admin_api, settings
     )
     assert r.status_code == 400 and "visibility" in str(r.json())
 
+    # The message list filters by delivery mode (an unknown mode is refused, naming the filter).
+    r = admin_api.get(url + "messages/", {"delivery_mode": "BUFFERED"})
+    assert r.status_code == 200, r.content
+    rows = r.json()["results"] if isinstance(r.json(), dict) else r.json()
+    assert sorted(m["payload"] for m in rows) == [1, 2]
+    r = admin_api.get(url + "messages/", {"delivery_mode": "PERSISTENT"})
+    rows = r.json()["results"] if isinstance(r.json(), dict) else r.json()
+    assert [m["payload"] for m in rows] == [{"a": 1}]
+    r = admin_api.get(url + "messages/", {"delivery_mode": "FAST"})
+    assert r.status_code == 400 and "delivery_mode" in r.json()
+
     r = admin_api.get("/api/status/v_buffered_queues/")
     assert r.status_code == 200
     rows = r.json()["results"] if isinstance(r.json(), dict) else r.json()
