@@ -153,10 +153,10 @@ def dequeue(
                     txn_group=group,
                 ),
             )
-        if immediate and sub_id is None:
-            # One statement: its own transaction on the autocommit connection.
+
+        def once(c: psycopg.Connection) -> list[DequeuedMessage]:
             return _dequeue_once(
-                target,
+                c,
                 queue,
                 mode=mode,
                 sub_id=sub_id,
@@ -168,35 +168,15 @@ def dequeue(
                 condition=condition,
                 delivery_mode=delivery_mode,
             )
+
+        if immediate and sub_id is None:
+            # One statement: its own transaction on the autocommit connection.
+            return once(target)
         if immediate:
             # The dequeue and the subscriber's counters commit together.
             with target.transaction():
-                return _dequeue_once(
-                    target,
-                    queue,
-                    mode=mode,
-                    sub_id=sub_id,
-                    correlation=correlation,
-                    msgid=msgid,
-                    batch=batch,
-                    after=start_after,
-                    lease_seconds=lease_seconds,
-                    condition=condition,
-                    delivery_mode=delivery_mode,
-                )
-        return _dequeue_once(
-            conn,
-            queue,
-            mode=mode,
-            sub_id=sub_id,
-            correlation=correlation,
-            msgid=msgid,
-            batch=batch,
-            after=start_after,
-            lease_seconds=lease_seconds,
-            condition=condition,
-            delivery_mode=delivery_mode,
-        )
+                return once(target)
+        return once(conn)
 
     if wait <= 0:
         return attempt()
