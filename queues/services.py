@@ -56,6 +56,17 @@ def raw_connection() -> psycopg.Connection:
     return connection.connection  # type: ignore[return-value]
 
 
+def drop_orphan_storage(using: str = "default", **_: object) -> None:
+    """``post_migrate`` receiver: drop message storage whose queue table row is gone (a flush
+    removes rows without the service's drop; every transactional test's teardown flushes)."""
+    from django.db import connections
+
+    conn = connections[using]
+    conn.ensure_connection()
+    with transaction.atomic(using=using):
+        engine.drop_orphan_storage(conn.connection)
+
+
 def conninfo() -> str:
     params = connection.get_connection_params()
     keep = {

@@ -86,6 +86,7 @@ from queues.engine.storage import (  # noqa: F401
     consumer_leaf,
     consumer_part,
     create_storage,
+    drop_orphan_storage,
     drop_storage,
     hold_storage,
     leaves,

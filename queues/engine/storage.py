@@ -122,6 +122,40 @@ def drop_storage(conn: psycopg.Connection, queue_table_id: int) -> None:
     conn.execute(f"DROP TABLE IF EXISTS {consumer_part(qt)}, {message_part(qt)}")
 
 
+def drop_orphan_storage(conn: psycopg.Connection) -> list[int]:
+    """Drop the partitions of queue tables that no longer exist, in the caller's transaction,
+    and return their ids. Rows of ``queues_queuetable`` vanish without the service's drop when
+    the database is flushed (``manage.py flush``, and every transactional test's teardown); their
+    partitions would otherwise pile up, and every later TRUNCATE of the parents would lock them
+    all (a test run ran out of lock slots that way)."""
+    partitioned = conn.execute(
+        "SELECT relkind = 'p' FROM pg_class WHERE oid = to_regclass('aq_message')"
+    ).fetchone()
+    if not partitioned or not partitioned[0]:
+        return []  # migrated back before the storage per queue table: nothing to drop
+    rows = conn.execute(
+        """
+        SELECT DISTINCT substring(c.relname FROM '^aq_qt([0-9]+)')::bigint
+          FROM pg_inherits i
+          JOIN pg_class c ON c.oid = i.inhrelid
+         WHERE i.inhparent IN ('aq_message'::regclass, 'aq_message_consumer'::regclass)
+           AND c.relname ~ '^aq_qt[0-9]+(_c)?$'
+        """
+    ).fetchall()
+    orphans = [qt for (qt,) in rows]
+    if orphans:
+        live = {
+            qt
+            for (qt,) in conn.execute(
+                "SELECT id FROM queues_queuetable WHERE id = ANY(%s)", (orphans,)
+            ).fetchall()
+        }
+        orphans = sorted(set(orphans) - live)
+    for qt in orphans:
+        conn.execute(f"DROP TABLE IF EXISTS {consumer_part(qt)}, {message_part(qt)}")
+    return orphans
+
+
 def truncate_storage(conn: psycopg.Connection, queue_table_id: int) -> None:
     """Empty a queue table's storage at once (the caller checked that only the purged queue's
     messages live there). TRUNCATE takes an ACCESS EXCLUSIVE lock until the caller commits."""

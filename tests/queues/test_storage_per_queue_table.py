@@ -58,6 +58,28 @@ def test_a_queue_table_gets_its_storage_and_takes_it_away_when_dropped(admin_use
     assert _one("SELECT count(*) FROM pg_class WHERE relname = %s", [f"aq_qt{qt.pk}"]) == 0
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_flush_takes_the_storage_of_the_queue_tables_it_removes(admin_user):
+    """``manage.py flush`` (and every transactional test's teardown) deletes queue table rows
+    without the service's drop; the storage they leave must go with them, or it piles up and
+    every later TRUNCATE of the message tables locks it all."""
+    from django.core.management import call_command
+
+    from core.roles import Role
+    from tests.conftest import _user
+
+    gone = services.queue_table_create(user=admin_user, name="QT_FLUSHED")
+    assert _one("SELECT to_regclass(%s)::text", [engine.message_leaf(gone.pk)]) is not None
+    call_command("flush", interactive=False, verbosity=0)
+    for table in (engine.message_part(gone.pk), engine.consumer_part(gone.pk)):
+        assert _one("SELECT to_regclass(%s)::text", [table]) is None
+    # A queue table that still exists keeps its storage.
+    kept = services.queue_table_create(user=_user("bob", Role.ADMINISTRATOR), name="QT_KEPT")
+    with connection.cursor() as cur:
+        assert engine.drop_orphan_storage(cur.connection) == []
+    assert _one("SELECT to_regclass(%s)::text", [engine.message_leaf(kept.pk)]) is not None
+
+
 @LIVE
 def test_purging_a_whole_queue_alone_in_its_queue_table_truncates(admin_user):
     q = make_queue(admin_user, "Q_ALONE")
