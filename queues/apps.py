@@ -15,4 +15,6 @@ class QueuesConfig(AppConfig):
 
         register(*STATUS_VIEWS)
         apply_settings()  # also registers the Streams-pool system checks
-        post_migrate.connect(drop_orphan_storage, sender=self, dispatch_uid="aq_drop_orphan_storage")
+        post_migrate.connect(
+            drop_orphan_storage, sender=self, dispatch_uid="aq_drop_orphan_storage"
+        )
