@@ -12,6 +12,7 @@ from jobs.urls import spark_urlpatterns
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     # /queues/status/ predates the cross-app status page and stays as an alias.

@@ -1,5 +1,7 @@
-from django.http import HttpRequest, HttpResponse
+from django.contrib.auth.decorators import login_not_required
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import render
+from django.templatetags.static import static
 
 from core.choices import Capability
 from core.generic import require
@@ -26,3 +28,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 def not_built(request: HttpRequest, *, area: str, issue: int) -> HttpResponse:
     require(request, Capability.VIEW)
     return render(request, "console/not_built.html", {"area": area, "issue": issue})
+
+
+@login_not_required
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers and tools ask for /favicon.ico whatever the page says: send them to the icon."""
+    return HttpResponsePermanentRedirect(static("console/favicon.svg"))

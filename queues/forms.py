@@ -26,6 +26,7 @@ from queues.choices import (
     Visibility,
 )
 from queues.models import Agent, Queue, QueueTable
+from queues.services import STREAMS_QUEUE, STREAMS_QUEUE_TABLE
 from rules.models import RuleSet
 
 
@@ -68,13 +69,13 @@ class SetUpQueueForm(forms.Form):
 
     queue_table = forms.CharField(
         max_length=128,
-        initial="streams_queue_table",
+        initial=STREAMS_QUEUE_TABLE,
         validators=[name_validator],
         help_text="Created if missing (ANY payload, multi-consumer, secure, transactional, "
         "commit-time ordering); an existing table keeps its ordering.",
     )
     queue_name = forms.CharField(
-        max_length=128, initial="streams_queue", validators=[name_validator]
+        max_length=128, initial=STREAMS_QUEUE, validators=[name_validator]
     )
     queue_user = forms.CharField(
         max_length=150,

@@ -561,13 +561,19 @@ class SetUpQueueResult:
     agent_created: bool
 
 
+# SET_UP_QUEUE's defaults as Oracle's dictionary shows them (unquoted names are stored upper case);
+# names here keep the case they are given.
+STREAMS_QUEUE_TABLE = "STREAMS_QUEUE_TABLE"
+STREAMS_QUEUE = "STREAMS_QUEUE"
+
+
 @transaction.atomic
 def set_up_queue(
     *,
     user: User,
-    queue_table: str = "streams_queue_table",
+    queue_table: str = STREAMS_QUEUE_TABLE,
     storage_clause: str | None = None,
-    queue_name: str = "streams_queue",
+    queue_name: str = STREAMS_QUEUE,
     queue_user: str | None = None,
     comment: str | None = None,
 ) -> SetUpQueueResult:

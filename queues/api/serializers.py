@@ -29,6 +29,7 @@ from queues.models import (
     QueueTable,
     Subscriber,
 )
+from queues.services import STREAMS_QUEUE, STREAMS_QUEUE_TABLE
 from rules.models import RuleSet
 
 User = get_user_model()
@@ -354,13 +355,13 @@ class SetUpQueueSerializer(serializers.Serializer):
     """DBMS_STREAMS_ADM.SET_UP_QUEUE's parameters, with Oracle's defaults."""
 
     queue_table = serializers.CharField(
-        default="streams_queue_table", max_length=128, validators=[name_validator]
+        default=STREAMS_QUEUE_TABLE, max_length=128, validators=[name_validator]
     )
     storage_clause = serializers.CharField(
         required=False, allow_null=True, allow_blank=True, help_text="Accepted and ignored."
     )
     queue_name = serializers.CharField(
-        default="streams_queue", max_length=128, validators=[name_validator]
+        default=STREAMS_QUEUE, max_length=128, validators=[name_validator]
     )
     queue_user = serializers.CharField(
         required=False,

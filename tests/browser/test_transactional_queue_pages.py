@@ -39,7 +39,7 @@ def test_admin_sets_up_a_queue_and_dequeues_it_group_by_group(
     expect(page.get_by_role("heading", name="Queues")).to_be_visible()
     page.get_by_role("link", name="Set up queue").click()
     expect(page.get_by_role("heading", name="Set up queue")).to_be_visible()
-    expect(page.get_by_label("Queue table")).to_have_value("streams_queue_table")
+    expect(page.get_by_label("Queue table")).to_have_value("STREAMS_QUEUE_TABLE")
     shot(page, "tx-01-set-up-form")
 
     # A user that does not exist: the form says so under queue_user, and nothing is created.

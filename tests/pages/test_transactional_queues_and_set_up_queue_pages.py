@@ -16,7 +16,7 @@ def test_the_set_up_queue_page_creates_the_streams_queue_and_lands_on_it(admin_c
         {"queue_table": "STRM_QT", "queue_name": "STRM_Q", "queue_user": "hr", "comment": ""},
     )
     queue = Queue.objects.get(name="STRM_Q")
-    assert page.status_code == 200 and b"streams_queue_table" in page.content
+    assert page.status_code == 200 and b"STREAMS_QUEUE_TABLE" in page.content
     assert done.status_code == 302 and done["Location"] == queue.get_absolute_url()
     shown = admin_client.get(queue.get_absolute_url())
     assert b"transactional grouping" in shown.content

@@ -65,8 +65,8 @@ def test_a_fresh_set_up_creates_everything_streams_does(admin_user, hr):
 def test_the_defaults_are_oracles_names_and_no_user_is_configured_without_one(admin_user):
     done = services.set_up_queue(user=admin_user)
     assert (done.queue_table.name, done.queue.name, done.agent) == (
-        "streams_queue_table",
-        "streams_queue",
+        "STREAMS_QUEUE_TABLE",
+        "STREAMS_QUEUE",
         None,
     )
     assert not AgentUser.objects.exists() and not QueuePrivilege.objects.exists()
