@@ -74,9 +74,7 @@ class SetUpQueueForm(forms.Form):
         help_text="Created if missing (ANY payload, multi-consumer, secure, transactional, "
         "commit-time ordering); an existing table keeps its ordering.",
     )
-    queue_name = forms.CharField(
-        max_length=128, initial=STREAMS_QUEUE, validators=[name_validator]
-    )
+    queue_name = forms.CharField(max_length=128, initial=STREAMS_QUEUE, validators=[name_validator])
     queue_user = forms.CharField(
         max_length=150,
         required=False,
