@@ -11,7 +11,7 @@ import psycopg
 from queues.engine import buffered as buf
 from queues.engine.buffered import PUBLISHING
 from queues.engine.grouping import stamp_groups
-from queues.engine.sets import apply_subscriber_rules
+from queues.engine.sets import apply_subscriber_rules, buffer_enqueue_stat_sql, stat_sql
 from queues.engine.storage import consumer_leaf, message_leaf
 from queues.engine.topology import queue_info, subscriber_ids, subscriber_rules
 from queues.engine.types import (
@@ -68,22 +68,9 @@ cons AS (
 {stat}
 SELECT array_agg(id ORDER BY id), pg_notify(%(channel)s, '') FROM ins
 """
-_STAT_PERSISTENT = """stat AS (
-    INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
-    SELECT %(qid)s, pg_backend_pid() %% {shards}, count(*), 0 FROM ins HAVING count(*) > 0
-    ON CONFLICT (queue_id, shard) DO UPDATE SET enqueued = aq_queue_stat.enqueued + EXCLUDED.enqueued
-)"""
+_STAT_PERSISTENT = f"stat AS ({stat_sql('qid', 'ins', 'enqueued')})"
 # Buffered enqueues count per publisher (sender) in the buffer's UNLOGGED counters.
-_STAT_BUFFERED = f"""stat AS (
-    INSERT INTO aq_buffer_stat AS s (queue_id, sender, shard, enqueued, last_msgid, last_enq,
-                                     state, state_at)
-    SELECT %(qid)s, ins.sender, pg_backend_pid() %% {{shards}}, count(*), max(ins.id), now(),
-           '{PUBLISHING}', now()
-    FROM ins GROUP BY ins.sender
-    ON CONFLICT (queue_id, sender, shard) DO UPDATE SET enqueued = s.enqueued + EXCLUDED.enqueued,
-        last_msgid = EXCLUDED.last_msgid, last_enq = EXCLUDED.last_enq,
-        state = EXCLUDED.state, state_at = EXCLUDED.state_at
-)"""
+_STAT_BUFFERED = f"stat AS ({buffer_enqueue_stat_sql('qid', 'ins')})"
 
 
 # One message on a single-consumer queue (the commonest call): a one-row INSERT ... SELECT with

@@ -62,7 +62,7 @@ def stamp_groups(conn: psycopg.Connection, queue: QueueInfo, ids: Sequence[int])
     """Mark the messages just enqueued as the current transaction's group (same transaction)."""
     if queue.grouped and ids:
         conn.execute(
-            "UPDATE aq_message SET txn_group = pg_current_xact_id()::text::bigint "
+            f"UPDATE {queue.messages} SET txn_group = pg_current_xact_id()::text::bigint "
             "WHERE id = ANY(%s)",
             (list(ids),),
         )
@@ -186,12 +186,12 @@ def _candidate_groups(
     if sub_id is not None:
         params["sub"] = sub_id
         src = (
-            "FROM aq_message_consumer mc JOIN aq_message m ON m.id = mc.message_id "
+            f"FROM {queue.consumers} mc JOIN {queue.messages} m ON m.id = mc.message_id "
             "WHERE mc.subscriber_id = %(sub)s AND (mc.locked_until IS NULL OR "
             "(mc.lock_token IS NULL AND mc.locked_until <= now()))"
         )
     else:
-        src = "FROM aq_message m WHERE m.locked_until IS NULL"
+        src = f"FROM {queue.messages} m WHERE m.locked_until IS NULL"
     rows = conn.execute(
         f"SELECT m.txn_group, m.id {src} AND {where} AND {owned} AND {skipped} "
         f"ORDER BY m.sort_pri, m.commit_seq, m.id LIMIT %(n)s",
@@ -257,13 +257,13 @@ def _remaining(
     """The group's messages still to hand out to this consumer (not consumed, not leased)."""
     if sub:
         sql = (
-            "SELECT count(*) FROM aq_message_consumer mc JOIN aq_message m ON m.id = "
+            f"SELECT count(*) FROM {queue.consumers} mc JOIN {queue.messages} m ON m.id = "
             "mc.message_id WHERE mc.subscriber_id = %(sub)s AND m.queue_id = %(qid)s "
             "AND m.txn_group = %(grp)s AND mc.lock_token IS NULL AND m.id <> ALL(%(taken)s)"
         )
     else:
         sql = (
-            "SELECT count(*) FROM aq_message m WHERE m.queue_id = %(qid)s "
+            f"SELECT count(*) FROM {queue.messages} m WHERE m.queue_id = %(qid)s "
             "AND m.txn_group = %(grp)s AND m.state IN ('READY', 'WAITING') "
             "AND m.lock_token IS NULL AND m.id <> ALL(%(taken)s)"
         )
@@ -314,17 +314,17 @@ def annotate(
     if not messages:
         return messages
     rows = conn.execute(
-        """
+        f"""
         SELECT m.id, m.txn_group,
-               (SELECT count(*) FROM aq_message p WHERE p.queue_id = m.queue_id
+               (SELECT count(*) FROM {queue.messages} p WHERE p.queue_id = m.queue_id
                 AND p.txn_group = m.txn_group
                 AND (p.sort_pri, p.commit_seq, p.id) <= (m.sort_pri, m.commit_seq, m.id)),
-               NOT EXISTS (SELECT 1 FROM aq_message p WHERE p.queue_id = m.queue_id
+               NOT EXISTS (SELECT 1 FROM {queue.messages} p WHERE p.queue_id = m.queue_id
                 AND p.txn_group = m.txn_group
                 AND (p.sort_pri, p.commit_seq, p.id) > (m.sort_pri, m.commit_seq, m.id)),
-               (SELECT count(*) FROM aq_message p WHERE p.queue_id = m.queue_id
+               (SELECT count(*) FROM {queue.messages} p WHERE p.queue_id = m.queue_id
                 AND p.txn_group = m.txn_group)
-        FROM aq_message m WHERE m.id = ANY(%s)
+        FROM {queue.messages} m WHERE m.id = ANY(%s)
         """,
         ([m.id for m in messages],),
     ).fetchall()

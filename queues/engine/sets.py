@@ -14,6 +14,7 @@ from typing import Any
 
 import psycopg
 
+from queues.engine.buffered import PUBLISHING
 from queues.engine.storage import consumer_leaf, consumer_part, message_leaf, message_part
 from queues.engine.types import BUFFERED, PERSISTENT, STAT_SHARDS, QueueInfo
 
@@ -47,6 +48,21 @@ def stat_sql(qid_param: str, src: str, column: str) -> str:
         f"SELECT %({qid_param})s, pg_backend_pid() %% {STAT_SHARDS}, {enq}, {deq} FROM {src} "
         f"HAVING count(*) > 0 ON CONFLICT (queue_id, shard) "
         f"DO UPDATE SET {column} = aq_queue_stat.{column} + EXCLUDED.{column}"
+    )
+
+
+def buffer_enqueue_stat_sql(qid_param: str, src: str) -> str:
+    """INSERT … ON CONFLICT counting the buffered messages of ``src`` (columns ``id``,
+    ``sender``) as enqueued at queue ``%(qid_param)s`` by their publisher (sender), in the
+    buffer's UNLOGGED counters (V$BUFFERED_PUBLISHERS), in this backend's shard."""
+    return (
+        "INSERT INTO aq_buffer_stat AS s (queue_id, sender, shard, enqueued, last_msgid, "
+        "last_enq, state, state_at) "
+        f"SELECT %({qid_param})s, b.sender, pg_backend_pid() %% {STAT_SHARDS}, count(*), "
+        f"max(b.id), now(), '{PUBLISHING}', now() FROM {src} b GROUP BY b.sender "
+        "ON CONFLICT (queue_id, sender, shard) DO UPDATE SET enqueued = s.enqueued + "
+        "EXCLUDED.enqueued, last_msgid = EXCLUDED.last_msgid, last_enq = EXCLUDED.last_enq, "
+        "state = EXCLUDED.state, state_at = EXCLUDED.state_at"
     )
 
 
@@ -96,8 +112,9 @@ def insert_copies_sql(
     (NULL: numbered at commit), ``user``, ``npend``, ``subs``; with ``bulk``, ``job`` too: the
     copies carry the bulk key and a copy already made by an earlier attempt is skipped.
     With ``keep_mode`` (``src`` has ``delivery_mode`` too) a buffered message arrives buffered,
-    in the destination's buffer; otherwise every copy is persistent.
-    ``ins`` returns ``(id, size, in_buffer)``."""
+    in the destination's buffer (and counts in its publisher's buffered counters); otherwise
+    every copy is persistent. ``ins`` returns ``(id, size, in_buffer, delivery_mode, sender)``;
+    the counters are the CTEs ``dstat`` (and ``dbstat``)."""
     dq, dqt = int(destination.id), int(destination.queue_table_id)
     bulk_cols = ", bulk_job_id, bulk_source_id" if bulk else ""
     bulk_vals = ", %(job)s, k.id" if bulk else ""
@@ -108,12 +125,19 @@ def insert_copies_sql(
         else ""
     )
     if keep_mode:
-        # The queue table's partitions route each copy to its leaf by in_buffer.
+        # The queue table's partitions route each copy to its leaf by in_buffer. Buffered copies
+        # count where a buffered enqueue counts them: by publisher, in the buffer's counters.
         messages, consumers = message_part(dqt), consumer_part(dqt)
         mode_vals = f"k.delivery_mode, k.delivery_mode = '{BUFFERED}'"
+        only = "(SELECT * FROM ins WHERE ins.delivery_mode = '{mode}')"
+        stats = (
+            f"dstat AS ({stat_sql('dqid', only.format(mode=PERSISTENT) + ' AS x', 'enqueued')}),\n"
+            f"    dbstat AS ({buffer_enqueue_stat_sql('dqid', only.format(mode=BUFFERED))})"
+        )
     else:
         messages, consumers = message_leaf(dqt), consumer_leaf(dqt)
         mode_vals = f"'{PERSISTENT}', false"
+        stats = f"dstat AS ({stat_sql('dqid', 'ins', 'enqueued')})"
     return f"""
     ins AS (
         INSERT INTO {messages} (queue_id, queue_table_id, state, priority, sort_pri,
@@ -126,14 +150,14 @@ def insert_copies_sql(
                %(user)s, 0, %(npend)s, '', false, {mode_vals}{bulk_vals}
         FROM {src} k ORDER BY k.sort_pri, k.commit_seq, k.id
         {conflict}
-        RETURNING id, octet_length(payload::text) AS size, in_buffer
+        RETURNING id, octet_length(payload::text) AS size, in_buffer, delivery_mode, sender
     ),
     cons AS (
         INSERT INTO {consumers} (message_id, subscriber_id, attempts, queue_table_id, in_buffer)
         SELECT ins.id, s.sub, 0, {dqt}, ins.in_buffer
         FROM ins CROSS JOIN unnest(%(subs)s::bigint[]) AS s(sub)
     ),
-    dstat AS ({stat_sql("dqid", "ins", "enqueued")})"""
+    {stats}"""
 
 
 def exception_copies(

@@ -260,7 +260,15 @@ def test_transfer_moves_buffered_messages_as_buffered(admin_user):
             "WHERE queue_id = %s ORDER BY id",
             (dst.id,),
         ).fetchall()
+        # Each copy counts where an enqueue of its mode counts: the persistent one in the
+        # queue's counters, the buffered one in the buffer's (V$BUFFERED_PUBLISHERS).
+        counted = conn.execute(
+            "SELECT (SELECT sum(enqueued) FROM aq_queue_stat WHERE queue_id = %(q)s), "
+            "(SELECT sum(enqueued) FROM aq_buffer_stat WHERE queue_id = %(q)s)",
+            {"q": dst.id},
+        ).fetchone()
     assert rows == [("p", "PERSISTENT", False), ("b", "BUFFERED", True)]
+    assert counted == (1, 1)
 
 
 def test_t10_a_manual_pool_reserves_10_mb_per_buffered_queue(admin_user, settings):
