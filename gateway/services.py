@@ -20,11 +20,12 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core import crypto
 from core.choices import Capability, ChangeAction
 from core.exceptions import Conflict, DomainError, Forbidden, NotFound
 from core.roles import user_can
 from core.services import change_log_deletion, change_log_record, object_snapshot
-from gateway import crypto, lifecycle
+from gateway import lifecycle
 from gateway.choices import (
     AGENT_LIVE_STATES,
     AgentStatus,
