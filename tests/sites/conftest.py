@@ -1,21 +1,9 @@
-"""The sites suite: one private second PostgreSQL per session (tests/sites/helpers.py), role
-groups and cheap password hashing for every test."""
+"""The sites suite: the private second PostgreSQL (``site``, tests/conftest.py), role groups and
+cheap password hashing for every test."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-
-from tests.sites.helpers import SiteServer, site_server
-
-pytest.importorskip("pgserver")
-
-
-@pytest.fixture(scope="session")
-def site() -> Iterator[SiteServer]:
-    with site_server() as server:
-        yield server
 
 
 @pytest.fixture(autouse=True)
