@@ -106,9 +106,7 @@ def _connect_fault(exc: psycopg.Error, endpoint: Endpoint) -> RemoteError:
         text = f"The site at {endpoint.host}:{endpoint.port} cannot be reached: {text}"
     elif field == "password":
         # With password authentication PostgreSQL does not say whether the role exists.
-        text = (
-            f"The site refused the password of {endpoint.username} (or has no such role): {text}"
-        )
+        text = f"The site refused the password of {endpoint.username} (or has no such role): {text}"
     return RemoteError(text, field=field)
 
 
