@@ -9,9 +9,17 @@ from jobs.api.urls import router as jobs_router
 from jobs.api.urls import singletons as jobs_singletons
 from queues.api.urls import router as queues_router
 from rules.api.urls import router as rules_router
+from sites.api.urls import router as sites_router
 
 router = DefaultRouter()
-for app_router in (queues_router, rules_router, jobs_router, gateway_router, core_router):
+for app_router in (
+    queues_router,
+    rules_router,
+    jobs_router,
+    gateway_router,
+    sites_router,
+    core_router,
+):
     router.registry.extend(app_router.registry)
 
 # The status views are registered by each app's AppConfig.ready, which has run by URL loading.

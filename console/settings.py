@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "queues",
     "jobs",
     "gateway",
+    "sites",
     "console",
 ]
 
@@ -93,6 +94,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "core.context_processors.roles",
+                "sites.context_processors.global_name",
             ],
         },
     },
@@ -119,6 +121,32 @@ DATABASES["default"].setdefault("TEST", {})["NAME"] = os.environ.get(
 )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+
+def _default_global_name(db: dict) -> str:
+    """Oracle's GLOBAL_NAME is DB_NAME.DB_DOMAIN; here the database's name and its host, upper
+    case: ``AQ.DB1.EXAMPLE.COM``. A loopback host or a Unix socket is LOCALHOST, and the
+    embedded server's ``postgres`` database is AQCONSOLE (``AQCONSOLE.LOCALHOST``). Characters a
+    global name cannot hold become ``_`` (sites/naming.py has the rule)."""
+    import re
+
+    name = str(db.get("NAME") or "")
+    name = "AQCONSOLE" if name in ("", "postgres") else name
+    host = str(db.get("HOST") or "")
+    if not host or "/" in host or host.lower() in ("127.0.0.1", "::1", "localhost"):
+        host = "LOCALHOST"
+    text = re.sub(r"[^A-Za-z0-9_$#.-]", "_", f"{name}.{host}".upper())
+    return text if text[:1].isalpha() else f"DB_{text}"
+
+
+# This database's global name (spec/queues.md §2.4, Oracle's GLOBAL_NAME): what database links
+# at other sites read from it (the aq_site row, written by migrate) and what every page header
+# shows. Two sites must not share one; set it when the default would collide.
+AQ_GLOBAL_NAME = os.environ.get("AQ_GLOBAL_NAME", "").strip().upper() or _default_global_name(
+    DATABASES["default"]
+)
+# Database links: how long connecting to another site may take before it counts as unreachable.
+AQ_SITE_CONNECT_TIMEOUT_S = int(os.environ.get("AQ_SITE_CONNECT_TIMEOUT_S", "5"))
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -36,7 +36,8 @@ from django.conf import settings
 from django.db import close_old_connections, transaction
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from gateway import conversion, crypto, lifecycle
+from core import crypto
+from gateway import conversion, lifecycle
 from gateway.choices import AgentStatus, Direction, JobStatus, LogLevel, Recovery, ShutdownMode
 from gateway.config import LOCK_NS, config
 from gateway.drivers import link_driver

@@ -2,7 +2,7 @@
 
 Oracle keeps these in SYS tables behind the MGW_* views; here they are Django models, and the
 views of migration 0003 show them under MGW's names and columns. Secrets (passwords, encrypted
-options) are stored as Fernet tokens (gateway/crypto.py) and never shown.
+options) are stored as Fernet tokens (core/crypto.py) and never shown.
 """
 
 from __future__ import annotations

@@ -20,11 +20,12 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core import crypto
 from core.choices import Capability, ChangeAction
 from core.exceptions import Conflict, DomainError, Forbidden, NotFound
 from core.roles import user_can
 from core.services import change_log_deletion, change_log_record, object_snapshot
-from gateway import crypto, lifecycle
+from gateway import lifecycle
 from gateway.choices import (
     AGENT_LIVE_STATES,
     AgentStatus,
@@ -58,6 +59,7 @@ from queues import engine
 from queues import services as queue_services
 from queues.choices import QueueKind
 from queues.models import Queue, Subscriber
+from sites.models import DatabaseLink
 
 User = AbstractBaseUser | AnonymousUser | None
 
@@ -497,6 +499,12 @@ def link_create(
         )
     if Link.objects.filter(name=name).exists():
         raise Conflict(f"Link {name} already exists.", field="linkname")
+    if DatabaseLink.objects.filter(name=name).exists():
+        # One namespace with the database links (sites app): QUEUE@NAME names one link.
+        raise Conflict(
+            f"{name} is already a database link: QUEUE@{name} must name one link.",
+            field="linkname",
+        )
     if not isinstance(max_connections, int) or not 1 <= max_connections <= 64:
         raise DomainError("max_connections must be between 1 and 64.", field="max_connections")
     link = Link(

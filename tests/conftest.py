@@ -376,3 +376,17 @@ def _close_buffered_connections() -> Iterator[None]:
     from queues.engine import buffered
 
     buffered.close_connections()
+
+
+# --- sites (the sites and browser suites) --------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def site() -> Iterator[Any]:
+    """A private second PostgreSQL on a free loopback port with site_b (a migrated site), site_c
+    and plain (no schema): tests/sites/helpers.py. Started once, on first use."""
+    pytest.importorskip("pgserver")
+    from tests.sites.helpers import site_server
+
+    with site_server() as server:
+        yield server

@@ -11,7 +11,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from gateway import crypto, selectors
+from core import crypto
+from gateway import selectors
 from gateway.choices import (
     AgentPing,
     CleanupAction,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from gateway import crypto
+from core import crypto
 from gateway.drivers.base import Driver
 
 if TYPE_CHECKING:

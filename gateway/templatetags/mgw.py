@@ -9,7 +9,7 @@ from django import template
 from django.conf import settings
 from django.utils.safestring import SafeString, mark_safe
 
-from gateway import crypto
+from core import crypto
 from gateway.choices import BADGE, AgentPing, AgentStatus, JobStatus, LogLevel
 from jobs.templatetags.propagation import badge
 

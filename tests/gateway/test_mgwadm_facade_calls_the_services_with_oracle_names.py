@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from core import crypto
 from core.exceptions import Conflict, DomainError
-from gateway import crypto, mgwadm
+from gateway import mgwadm
 from gateway.choices import AgentStatus, Direction, Domain, JobStatus, ShutdownMode
 from gateway.models import Agent, AgentOption, ForeignQueue, Job, Link, MgwAgentOption
 

@@ -27,8 +27,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core import crypto
 from core.exceptions import Conflict, DomainError, Forbidden, NotFound
-from gateway import crypto, mgwadm
+from gateway import mgwadm
 from gateway.choices import LogLevel
 from gateway.models import Agent, AgentOption, ForeignQueue, Job, Link
 

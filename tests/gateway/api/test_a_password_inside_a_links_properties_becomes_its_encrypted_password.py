@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from core import crypto
 from core.exceptions import DomainError
-from gateway import crypto, mgwadm
+from gateway import mgwadm
 from gateway.models import Link
 
 CLOSED = {"host": "127.0.0.1", "port": 1}  # nothing listens there; nothing connects anyway

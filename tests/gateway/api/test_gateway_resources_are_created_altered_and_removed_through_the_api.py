@@ -3,7 +3,7 @@ request, PATCH alters only the fields given (NO_CHANGE for the rest)."""
 
 from __future__ import annotations
 
-from gateway import crypto
+from core import crypto
 from gateway.models import Agent, ForeignQueue, Job, Link
 
 

@@ -3,7 +3,7 @@ the pages, each form driven by the link type or the job's direction."""
 
 from __future__ import annotations
 
-from gateway import crypto
+from core import crypto
 from gateway.models import Agent, ForeignQueue, Job, Link
 
 

@@ -1,6 +1,8 @@
-"""Encrypted values (agent and link passwords, options flagged encrypted): Fernet, keyed from
-MGW_ENCRYPTION_KEY or, when that is unset, derived from SECRET_KEY. What is stored is the token;
-what any page, view or API shows is ``<<ENCRYPTED>>``."""
+"""Encrypted values (gateway agent and link passwords, options flagged encrypted, database link
+passwords): Fernet, keyed from MGW_ENCRYPTION_KEY or, when that is unset, derived from SECRET_KEY.
+What is stored is the token; what any page, view or API shows is ``<<ENCRYPTED>>``. The key's
+setting keeps its gateway name (and the derivation its "mgw:" salt) so that values stored before
+the database links shared this module still decrypt."""
 
 from __future__ import annotations
 
