@@ -473,15 +473,27 @@ def count_expired(conn: psycopg.Connection, ids: Sequence[int]) -> None:
     )
 
 
+def subscriber_dequeue_stat_sql(sub_param: str, src: str) -> str:
+    """INSERT … ON CONFLICT adding the messages of ``src`` (column ``id``) to subscriber
+    ``%(sub_param)s``'s buffered dequeue counters (V$BUFFERED_SUBSCRIBERS), in this backend's
+    shard (a CTE body or a statement)."""
+    return (
+        "INSERT INTO aq_buffer_sub_stat AS s (subscriber_id, shard, dequeued, last_msgid, "
+        f"last_deq) SELECT %({sub_param})s, pg_backend_pid() %% {STAT_SHARDS}, count(*), "
+        f"max(x.id), now() FROM {src} x HAVING count(*) > 0 "
+        "ON CONFLICT (subscriber_id, shard) DO UPDATE SET dequeued = s.dequeued + "
+        "EXCLUDED.dequeued, last_msgid = EXCLUDED.last_msgid, last_deq = EXCLUDED.last_deq"
+    )
+
+
 def count_subscriber_dequeues(conn: psycopg.Connection, sub_id: int, n: int, last_id: int) -> None:
-    """V$BUFFERED_SUBSCRIBERS' per-subscriber dequeue counters."""
+    """V$BUFFERED_SUBSCRIBERS' per-subscriber dequeue counters: ``n`` messages, the last
+    ``last_id``."""
     conn.execute(
-        f"""
-        INSERT INTO aq_buffer_sub_stat AS s (subscriber_id, shard, dequeued, last_msgid, last_deq)
-        VALUES (%s, pg_backend_pid() %% {STAT_SHARDS}, %s, %s, now())
-        ON CONFLICT (subscriber_id, shard) DO UPDATE SET dequeued = s.dequeued + EXCLUDED.dequeued,
-            last_msgid = EXCLUDED.last_msgid, last_deq = EXCLUDED.last_deq
-        """,
-        (sub_id, n, last_id),
+        # n rows whose greatest id is last_id: what the set-based counter takes.
+        subscriber_dequeue_stat_sql(
+            "sub", "(SELECT %(last)s::bigint AS id FROM generate_series(1, %(n)s))"
+        ),
+        {"sub": sub_id, "n": n, "last": last_id},
         prepare=True,
     )

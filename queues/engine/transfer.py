@@ -7,11 +7,13 @@ from typing import Any
 
 import psycopg
 
+from queues.engine.buffered import subscriber_dequeue_stat_sql
 from queues.engine.rows import _candidate_filter, _sources, _stat
 from queues.engine.sets import FREE_COPY, count_down_sql, insert_copies_sql
 from queues.engine.storage import hold_storage
 from queues.engine.topology import subscriber_ids
 from queues.engine.types import (
+    BUFFERED,
     PERSISTENT_OR_BUFFERED,
     TRANSACTIONAL,
     NoSubscribers,
@@ -91,6 +93,7 @@ def transfer(
     # Buffered messages arrive buffered, where the destination can hold buffered messages.
     keep_mode = destination.message_grouping != TRANSACTIONAL
     copied = "(SELECT * FROM k WHERE k.keep)"
+    buffered_taken = f"(SELECT * FROM u WHERE u.delivery_mode = '{BUFFERED}')"
     sql = f"""
     WITH c AS (
         SELECT mc.id AS cid FROM {C} mc JOIN {M} m ON m.id = mc.message_id
@@ -100,6 +103,7 @@ def transfer(
     d AS (DELETE FROM {C} mc USING c WHERE mc.id = c.cid RETURNING mc.message_id),
     u AS ({count_down_sql(M, "d", returning="m.*")}),
     {_stat("u", PERSISTENT_OR_BUFFERED)},
+    bsub AS ({subscriber_dequeue_stat_sql("sub", buffered_taken)}),
     k AS (SELECT m.*, ({keep_sql}) AS keep FROM u AS m),
     {insert_copies_sql(destination, copied, keep_mode=keep_mode)}
     SELECT (SELECT count(*) FROM u), count(*), coalesce(sum(size), 0),

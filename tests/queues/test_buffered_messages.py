@@ -267,8 +267,14 @@ def test_transfer_moves_buffered_messages_as_buffered(admin_user):
             "(SELECT sum(enqueued) FROM aq_buffer_stat WHERE queue_id = %(q)s)",
             {"q": dst.id},
         ).fetchone()
+        # The propagation's subscriber dequeued one buffered message at the source.
+        taken = conn.execute(
+            "SELECT total_dequeued_msg FROM v_buffered_subscribers "
+            "WHERE queue_name = 'SRC' AND subscriber_name = 'PROP'"
+        ).fetchone()
     assert rows == [("p", "PERSISTENT", False), ("b", "BUFFERED", True)]
     assert counted == (1, 1)
+    assert taken == (1,)
 
 
 def test_t10_a_manual_pool_reserves_10_mb_per_buffered_queue(admin_user, settings):
