@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     dependencies = [
         ("jobs", "0006_run_sent_at"),
-        ("queues", "0013_remote_propagation"),
+        ("queues", "0013_propagation_receipt"),
         ("rules", "0005_dba_streams_rules_key"),
     ]
 
