@@ -16,7 +16,7 @@ from tests.sites.helpers import SITE_B, SITE_USER, SiteServer
 
 ORDER_SCHEMA = {"type": "object", "required": ["sku"], "properties": {"sku": {"type": "string"}}}
 
-_MAKE = """
+_MAKE = f"""
 from queues import services as qs
 from queues.models import Queue
 if not Queue.objects.filter(name="REMOTE_IN").exists():
@@ -24,10 +24,10 @@ if not Queue.objects.filter(name="REMOTE_IN").exists():
     qs.queue_create(user=None, name="REMOTE_IN", queue_table=qt)
     qt = qs.queue_table_create(
         user=None, name="QT_REMOTE_TYPED", sort_order="enq_time", payload_type="ORDER",
-        payload_schema=%r,
+        payload_schema={ORDER_SCHEMA!r},
     )
     qs.queue_create(user=None, name="REMOTE_TYPED", queue_table=qt)
-""" % (ORDER_SCHEMA,)
+"""
 
 
 def remote_queues(server: SiteServer) -> None:
