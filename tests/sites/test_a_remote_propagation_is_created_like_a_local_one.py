@@ -6,6 +6,7 @@ skips a batch it has already taken (receipts), which is what makes a re-send har
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 
 from core.models import ChangeLogEntry
 from jobs.models import Propagation
@@ -42,6 +43,14 @@ def test_a_remote_queue_is_named_queue_at_link(admin_api, topo):
     assert body["destination"] == "REMOTE_IN@SITE_B"
     assert (body["destination_queue"], body["destination_dblink"]) == ("REMOTE_IN", "SITE_B")
     assert Subscriber.objects.get(queue=topo, name="TO_B").address == "REMOTE_IN@SITE_B"
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT destination_queue_owner, destination_queue_name, destination_dblink "
+            "FROM dba_propagation WHERE propagation_name = 'TO_B'"
+        )
+        assert cur.fetchall() == [("SITE_USER", "REMOTE_IN", "SITE_B")]
+        cur.execute("SELECT destination FROM dba_queue_schedules WHERE qname = 'SRC'")
+        assert cur.fetchall() == [('"SITE_USER"."REMOTE_IN"@SITE_B',)]
     again = admin_api.post(
         "/api/propagations/",
         {"name": "TO_B2", "source_queue": "SRC", "destination_queue": "REMOTE_IN@SITE_B"},
@@ -116,3 +125,25 @@ def test_the_remote_receive_takes_a_batch_once(site):
         conn.rollback()  # leave site_b as it was, receipts and all
 
     assert (first, again, count, forgot, left) == (3, 0, 3, 0, [])
+
+
+def test_the_propagation_page_takes_a_remote_queue(admin_client, topo):
+    refused = admin_client.post(
+        "/propagations/add/",
+        {"name": "TO_B", "source_queue": topo.pk, "remote_destination": "NOPE@SITE_B"},
+    )
+    assert refused.status_code == 400
+    assert "does not exist at the site of database link SITE_B" in refused.content.decode()
+    assert not Propagation.objects.exists()
+
+    response = admin_client.post(
+        "/propagations/add/",
+        {"name": "TO_B", "source_queue": topo.pk, "remote_destination": "REMOTE_IN@SITE_B"},
+    )
+
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    p = Propagation.objects.get(name="TO_B")
+    assert p.destination == "REMOTE_IN@SITE_B"
+    page = admin_client.get(p.get_absolute_url()).content.decode()
+    assert "REMOTE_IN@SITE_B" in page
+    assert "REMOTE_IN@SITE_B" in admin_client.get("/propagations/").content.decode()
