@@ -95,6 +95,13 @@ class Propagation(models.Model):
         return bool(self.destination_dblink)
 
     @property
+    def destination_queue_name(self) -> str:
+        """The destination queue's name, here or at the link's site."""
+        if self.is_remote:
+            return self.destination_remote_queue
+        return self.destination_queue.name if self.destination_queue else ""
+
+    @property
     def destination(self) -> str:
         """The destination as AQ names it: QUEUE, or QUEUE@LINK for a remote one."""
         if self.is_remote:

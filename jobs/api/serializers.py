@@ -73,6 +73,8 @@ class DestinationQueueField(NameOrIdRelatedField):
 
     def to_internal_value(self, data: Any) -> Model | str:  # type: ignore[override]
         if isinstance(data, str) and "@" in data:
+            if "\x00" in data or len(data) > 260:
+                self.fail("invalid")
             return data.strip()
         return super().to_internal_value(data)
 
@@ -170,9 +172,11 @@ class PropagationSerializer(serializers.ModelSerializer):
     schedule (null when unscheduled) and the run holding its window right now (or null)."""
 
     source_queue = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    destination_queue = serializers.SerializerMethodField(
+    destination_queue = serializers.CharField(
+        source="destination_queue_name",
+        read_only=True,
         help_text="The destination queue's name; a queue at the site of destination_dblink when "
-        "that is set."
+        "that is set.",
     )
     destination = serializers.CharField(read_only=True, help_text="QUEUE, or QUEUE@LINK.")
     positive_rule_set = serializers.SlugRelatedField(
@@ -220,11 +224,6 @@ class PropagationSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     @extend_schema_field(PropagationRunSerializer(allow_null=True))
-    def get_destination_queue(self, obj: Propagation) -> str:
-        if obj.is_remote:
-            return obj.destination_remote_queue
-        return obj.destination_queue.name if obj.destination_queue else ""
-
     def get_run(self, obj: Propagation) -> dict[str, Any] | None:
         schedule = getattr(obj, "schedule", None)
         run = schedule.run if schedule is not None else None

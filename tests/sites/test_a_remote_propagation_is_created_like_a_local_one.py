@@ -130,15 +130,26 @@ def test_the_remote_receive_takes_a_batch_once(site):
 def test_the_propagation_page_takes_a_remote_queue(admin_client, topo):
     refused = admin_client.post(
         "/propagations/add/",
-        {"name": "TO_B", "source_queue": topo.pk, "remote_destination": "NOPE@SITE_B"},
+        {
+            "name": "TO_B",
+            "source_queue": topo.pk,
+            "remote_destination": "NOPE@SITE_B",
+            "latency": "3",
+        },
     )
     assert refused.status_code == 400
+    assert list(refused.context["form"].errors) == ["destination_queue"]
     assert "does not exist at the site of database link SITE_B" in refused.content.decode()
     assert not Propagation.objects.exists()
 
     response = admin_client.post(
         "/propagations/add/",
-        {"name": "TO_B", "source_queue": topo.pk, "remote_destination": "REMOTE_IN@SITE_B"},
+        {
+            "name": "TO_B",
+            "source_queue": topo.pk,
+            "remote_destination": "REMOTE_IN@SITE_B",
+            "latency": "3",
+        },
     )
 
     assert response.status_code == 302, response.content.decode()[-2000:]
