@@ -3,8 +3,10 @@
 The run dequeues a batch from the source as the propagation's subscriber, decides each message with
 the rule sets (Table 5-1, negative set first), transforms it, and enqueues it into the destination,
 all in one PostgreSQL transaction: a crash at any point leaves every message either still at the
-source or exactly once at the destination. Idle, it LISTENs on the source queue's channel and
-looks again at worst after the schedule's latency.
+source or exactly once at the destination. A remote destination (QUEUE@LINK) cannot share the
+transaction: the batch commits at the remote first, with receipts that make a re-send a no-op,
+then here (``Run._batch_remote``, docs/SITES.md "Exactly once"). Idle, it LISTENs on the source
+queue's channel and looks again at worst after the schedule's latency.
 
 Exclusivity: the run holds a session advisory lock on its propagation for its whole life. The lock
 also tells the reaper whether a RUNNING run's worker is alive: PostgreSQL drops it the moment the
