@@ -64,7 +64,13 @@ class ScheduleFieldsMixin(forms.Form):
 class PropagationCreateForm(ScheduleFieldsMixin):
     name = forms.CharField(max_length=128)
     source_queue = forms.ModelChoiceField(queryset=_queues())
-    destination_queue = forms.ModelChoiceField(queryset=_queues())
+    destination_queue = forms.ModelChoiceField(queryset=_queues(), required=False)
+    remote_destination = forms.CharField(
+        required=False,
+        max_length=260,
+        label="Or a remote queue",
+        help_text="QUEUE@LINK: a queue at the site of a database link (instead of a local one).",
+    )
     positive_rule_set = _rule_set_field(
         "Only messages it says TRUE for are propagated; empty: every message."
     )
@@ -82,6 +88,7 @@ class PropagationCreateForm(ScheduleFieldsMixin):
         "name",
         "source_queue",
         "destination_queue",
+        "remote_destination",
         "positive_rule_set",
         "negative_rule_set",
         "queue_to_queue",
@@ -98,12 +105,20 @@ class PropagationCreateForm(ScheduleFieldsMixin):
         for name in ("positive_rule_set", "negative_rule_set"):
             self.fields[name].queryset = _rule_sets()
 
+    def clean(self) -> dict[str, Any]:
+        d = super().clean() or {}
+        if d.get("destination_queue") and (d.get("remote_destination") or "").strip():
+            self.add_error("remote_destination", "Choose a local queue or a remote one, not both.")
+        return d
+
     def service_kwargs(self) -> dict[str, Any]:
         d = self.cleaned_data
+        remote = (d.get("remote_destination") or "").strip()
         kwargs: dict[str, Any] = {
             "name": d["name"].strip(),
             "source_queue": d["source_queue"],
-            "destination_queue": d["destination_queue"],
+            # QUEUE@LINK as text: the service asks the link's site (as the API does).
+            "destination_queue": remote or d["destination_queue"],
             "positive_rule_set": d.get("positive_rule_set"),
             "negative_rule_set": d.get("negative_rule_set"),
             "queue_to_queue": d.get("queue_to_queue", False),

@@ -22,11 +22,18 @@ class Propagation(models.Model):
     source_queue = models.ForeignKey(
         "queues.Queue", on_delete=models.PROTECT, related_name="propagations_out"
     )
+    # A local destination queue, or (NULL here) the queue ``destination_remote_queue`` at the
+    # site of database link ``destination_dblink`` (QUEUE@LINK).
     destination_queue = models.ForeignKey(
-        "queues.Queue", on_delete=models.PROTECT, related_name="propagations_in"
+        "queues.Queue",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="propagations_in",
     )
-    # Remote destinations (queue@link) come with the gateway; empty means a local queue.
+    # The link's name (links are never renamed; sites.hooks refuses dropping a used one).
     destination_dblink = models.CharField(max_length=128, blank=True)
+    destination_remote_queue = models.CharField(max_length=128, blank=True)
     positive_rule_set = models.ForeignKey(
         "rules.RuleSet", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
@@ -55,6 +62,24 @@ class Propagation(models.Model):
                 condition=~Q(source_queue=F("destination_queue")),
                 name="propagation_not_to_itself",
             ),
+            models.UniqueConstraint(
+                fields=["source_queue", "destination_dblink", "destination_remote_queue"],
+                condition=~Q(destination_dblink=""),
+                name="propagation_unique_remote_pair",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(destination_queue__isnull=False)
+                    & Q(destination_dblink="")
+                    & Q(destination_remote_queue="")
+                )
+                | (
+                    Q(destination_queue__isnull=True)
+                    & ~Q(destination_dblink="")
+                    & ~Q(destination_remote_queue="")
+                ),
+                name="propagation_one_destination",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -64,6 +89,24 @@ class Propagation(models.Model):
         from django.urls import reverse
 
         return reverse("jobs:propagation", args=[self.pk])
+
+    @property
+    def is_remote(self) -> bool:
+        return bool(self.destination_dblink)
+
+    @property
+    def destination_queue_name(self) -> str:
+        """The destination queue's name, here or at the link's site."""
+        if self.is_remote:
+            return self.destination_remote_queue
+        return self.destination_queue.name if self.destination_queue else ""
+
+    @property
+    def destination(self) -> str:
+        """The destination as AQ names it: QUEUE, or QUEUE@LINK for a remote one."""
+        if self.is_remote:
+            return f"{self.destination_remote_queue}@{self.destination_dblink}"
+        return self.destination_queue.name if self.destination_queue else ""
 
 
 class PropagationSchedule(models.Model):

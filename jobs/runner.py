@@ -3,8 +3,10 @@
 The run dequeues a batch from the source as the propagation's subscriber, decides each message with
 the rule sets (Table 5-1, negative set first), transforms it, and enqueues it into the destination,
 all in one PostgreSQL transaction: a crash at any point leaves every message either still at the
-source or exactly once at the destination. Idle, it LISTENs on the source queue's channel and
-looks again at worst after the schedule's latency.
+source or exactly once at the destination. A remote destination (QUEUE@LINK) cannot share the
+transaction: the batch commits at the remote first, with receipts that make a re-send a no-op,
+then here (``Run._batch_remote``, docs/SITES.md "Exactly once"). Idle, it LISTENs on the source
+queue's channel and looks again at worst after the schedule's latency.
 
 Exclusivity: the run holds a session advisory lock on its propagation for its whole life. The lock
 also tells the reaper whether a RUNNING run's worker is alive: PostgreSQL drops it the moment the
@@ -13,12 +15,15 @@ worker's session ends, however the worker died.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
+import signal
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NoReturn
 
 import psycopg
 from django.conf import settings
@@ -156,7 +161,7 @@ class Topology:
     subscriber: str
     subscriber_id: int
     source: engine.QueueInfo
-    destination: engine.QueueInfo
+    destination: engine.QueueInfo | None  # None: a remote destination (``remote``)
     positive: Any = None
     negative: Any = None
     transforms: dict[str, Any] = field(default_factory=dict)
@@ -164,6 +169,17 @@ class Topology:
     # The rule sets as one SQL boolean when they transform nothing and compile to SQL: then a
     # batch is one statement (engine.transfer) with no message passing through Python.
     keep_sql: tuple[str, dict[str, Any]] | None = None
+    remote: RemoteTarget | None = None
+
+
+@dataclass(frozen=True)
+class RemoteTarget:
+    """A QUEUE@LINK destination: where to connect and what to expect there."""
+
+    link: str
+    global_name: str
+    endpoint: Any  # sites.remote.Endpoint
+    queue: str
 
 
 def _keep_sql(pos: Any, neg: Any, transforms: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
@@ -193,18 +209,33 @@ def load_topology(conn: psycopg.Connection, propagation_id: int) -> Topology:
     ).get(pk=propagation_id)
     pos, neg = p.positive_rule_set, p.negative_rule_set
     transforms = rule_set_transformations(pos) if pos is not None else {}
+    target = None
+    if p.is_remote:
+        from sites.remote import link_endpoint
+        from sites.selectors import database_link_get
+
+        link = database_link_get(p.destination_dblink, field="destination_dblink")
+        target = RemoteTarget(
+            link=link.name,
+            global_name=link.remote_global_name,
+            endpoint=link_endpoint(link),
+            queue=p.destination_remote_queue,
+        )
     return Topology(
         propagation_id=p.pk,
         name=p.name,
         subscriber=p.subscriber.name,
         subscriber_id=p.subscriber_id,
         source=engine.queue_info(conn, p.source_queue_id),
-        destination=engine.queue_info(conn, p.destination_queue_id),
+        destination=(
+            None if target is not None else engine.queue_info(conn, p.destination_queue_id)
+        ),
         positive=rule_set_spec(pos) if pos is not None else None,
         negative=rule_set_spec(neg) if neg is not None else None,
         transforms=transforms,
         stamps=_stamps(p),
-        keep_sql=_keep_sql(pos, neg, transforms),
+        keep_sql=_keep_sql(pos, neg, transforms) if target is None else None,
+        remote=target,
     )
 
 
@@ -218,8 +249,16 @@ def _stamps(p: Any) -> tuple:
         p.updated,
         # A stopped source or destination, or a changed one, is seen at the next heartbeat.
         p.source_queue.updated,
-        p.destination_queue.updated,
+        p.destination_queue.updated if p.destination_queue_id else None,
+        # A remote destination's link altered (password, endpoint) is seen the same way.
+        _link_updated(p.destination_dblink) if p.destination_dblink else None,
     )
+
+
+def _link_updated(name: str) -> Any:
+    from sites.models import DatabaseLink
+
+    return DatabaseLink.objects.filter(name=name).values_list("updated", flat=True).first()
 
 
 def _current_stamps(propagation_id: int) -> tuple | None:
@@ -271,6 +310,7 @@ class Run:
         self.cfg = config()
         self.c = Counters()
         self.topo = load_topology(conn, propagation_id)
+        self.remote: RemoteSide | None = None
         conn.commit()
 
     # -- heartbeat: counters, liveness, and whether to go on --
@@ -299,6 +339,9 @@ class Run:
         elif stamps != self.topo.stamps:
             self.topo = load_topology(self.conn, self.propagation_id)
             self.conn.commit()
+            if self.remote is not None:  # a changed link or destination: connect afresh
+                self.remote.close()
+                self.remote = None
         return BeatStatus(stop, window_end, float(latency or 0), int(others))
 
     # -- one batch, one transaction --
@@ -308,6 +351,8 @@ class Run:
         for attempt in range(self.cfg["DEADLOCK_RETRIES"] + 1):
             before = replace(self.c)
             try:
+                if self.topo.remote is not None:
+                    return self._batch_remote()
                 if self.topo.keep_sql is not None and self._fits_in_sql():
                     return self._batch_sql()
                 return self._batch()
@@ -379,10 +424,6 @@ class Run:
         conn.commit()
 
     def _batch(self) -> int:
-        from rules.lang import MessageError, message_from_queue
-        from rules.lang.pipeline import apply
-        from rules.lang.transform import TransformationError
-
         t = self.topo
         conn = self.conn
         t0 = time.perf_counter()
@@ -401,37 +442,8 @@ class Run:
             conn.rollback()
             return 0
         t1 = time.perf_counter()
-        out: list[engine.NewMessage] = []
-        modes: list[str] = []
-        nbytes = 0
-        failed: list[tuple[int, str]] = []
-        discarded = 0
-        for m in msgs:
-            try:
-                rm = message_from_queue(m.kind, m.type_name, m.payload)
-                res = apply(
-                    rm, positive=t.positive, negative=t.negative, transformations_for=t.transforms
-                )
-            except (MessageError, TransformationError) as exc:
-                failed.append((m.id, f"propagation {t.name}: {exc}"))
-                continue
-            if not res.perform:
-                discarded += 1
-                continue
-            nm = destination_copy(m, res.message_out, unchanged=res.message_out is rm)
-            try:
-                engine.validate_message(t.destination, nm)
-            except engine.InvalidMessage as exc:
-                failed.append(
-                    (m.id, f"propagation {t.name}: {t.destination.name} refused it: {exc}")
-                )
-                continue
-            out.append(nm)
-            modes.append(m.delivery_mode)
-        if out:
-            # One dump of the batch, not one per message: a list's JSON is its items' JSON
-            # joined by ", " inside "[]", so this is exactly the sum of the payloads' lengths.
-            nbytes = len(json.dumps([nm.payload for nm in out])) - 2 * len(out)
+        assert t.destination is not None
+        out, modes, failed, discarded, nbytes = self._decide(msgs, t.destination)
         t2 = time.perf_counter()
         refused: list[tuple[int, str]] = []
         for mode in (engine.PERSISTENT, engine.BUFFERED):
@@ -458,6 +470,104 @@ class Run:
         c.enqueue_time += t3 - t2
         self._commit_counters()
         return len(msgs)
+
+    def _decide(
+        self, msgs: list[engine.DequeuedMessage], destination: engine.QueueInfo
+    ) -> tuple[list[engine.NewMessage], list[str], list[tuple[int, str]], int, int]:
+        """Rules and transformations at the source: the destination copies (with their source
+        delivery modes), the messages that failed (to the exception queue), how many the rules
+        discarded, and the copies' payload bytes."""
+        from rules.lang import MessageError, message_from_queue
+        from rules.lang.pipeline import apply
+        from rules.lang.transform import TransformationError
+
+        t = self.topo
+        out: list[engine.NewMessage] = []
+        modes: list[str] = []
+        nbytes = 0
+        failed: list[tuple[int, str]] = []
+        discarded = 0
+        for m in msgs:
+            try:
+                rm = message_from_queue(m.kind, m.type_name, m.payload)
+                res = apply(
+                    rm, positive=t.positive, negative=t.negative, transformations_for=t.transforms
+                )
+            except (MessageError, TransformationError) as exc:
+                failed.append((m.id, f"propagation {t.name}: {exc}"))
+                continue
+            if not res.perform:
+                discarded += 1
+                continue
+            nm = destination_copy(m, res.message_out, unchanged=res.message_out is rm)
+            try:
+                engine.validate_message(destination, nm)
+            except engine.InvalidMessage as exc:
+                failed.append((m.id, f"propagation {t.name}: {destination.name} refused it: {exc}"))
+                continue
+            out.append(nm)
+            modes.append(m.delivery_mode)
+        if out:
+            # One dump of the batch, not one per message: a list's JSON is its items' JSON
+            # joined by ", " inside "[]", so this is exactly the sum of the payloads' lengths.
+            nbytes = len(json.dumps([nm.payload for nm in out])) - 2 * len(out)
+        return out, modes, failed, discarded, nbytes
+
+    def _batch_remote(self) -> int:
+        """One batch to QUEUE@LINK, exactly once without two-phase commit: dequeue here (rows
+        locked, not committed), enqueue there with receipts and commit there, then commit
+        here. A crash between the commits rolls the dequeue back; the re-sent copies find
+        their receipts at the remote and are skipped (engine.receive; docs/SITES.md)."""
+        t, conn = self.topo, self.conn
+        if self.remote is None:
+            self.remote = RemoteSide(t, conn)
+        side = self.remote
+        dest = side.open()  # before the dequeue: an unreachable site holds no source rows
+        t0 = time.perf_counter()
+        msgs = engine.dequeue(
+            conn,
+            t.source,
+            mode=engine.REMOVE,
+            consumer=t.subscriber,
+            batch=self.cfg["BATCH"],
+            delivery_mode=engine.PERSISTENT_OR_BUFFERED,
+            in_caller_transaction=True,
+        )
+        if not msgs:
+            conn.rollback()
+            return 0
+        t1 = time.perf_counter()
+        out, _, failed, discarded, nbytes = self._decide(msgs, dest)
+        t2 = time.perf_counter()
+        ids = [int(nm.headers["aq$_source_msgid"]) for nm in out]
+        side.send(out, ids)  # committed at the remote when this returns
+        _test_crash_point()
+        if failed:
+            engine.consumer_exception_copies(
+                conn,
+                [f[0] for f in failed],
+                [t.subscriber_id] * len(failed),
+                [f[1] for f in failed],
+            )
+        t3 = time.perf_counter()
+        c = self.c
+        c.batches += 1
+        c.messages += len(msgs)
+        c.propagated += len(out)
+        c.bytes += nbytes
+        c.discarded += discarded
+        c.exceptions += len(failed)
+        c.dequeue_time += t1 - t0
+        c.rule_time += t2 - t1
+        c.enqueue_time += t3 - t2
+        self._commit_counters()
+        # Consumed here for good: the remote may forget their receipts (with the next batch).
+        side.acknowledged(ids)
+        return len(msgs)
+
+    def close(self) -> None:
+        if self.remote is not None:
+            self.remote.close()
 
     def _enqueue(self, out: list[engine.NewMessage], delivery_mode: str) -> list[tuple[int, str]]:
         """Enqueue into the destination, in ``delivery_mode`` (the source messages'), in this
@@ -494,6 +604,156 @@ class Run:
             except engine.NoSubscribers as exc:
                 refused.append((nm.headers.get("aq$_source_msgid"), f"propagation {t.name}: {exc}"))
         return refused
+
+
+# --- a remote destination (QUEUE@LINK) ----------------------------------------------------------
+
+
+class RemoteFailure(Exception):
+    """The destination site could not take a batch: the run fails with the link named, and its
+    messages stay at the source (the dequeue rolls back)."""
+
+
+def payload_why(
+    src_name: str, src_type: str, src_schema: Any, dst_name: str, dst_type: str, dst_schema: Any
+) -> str | None:
+    """Why a queue of (dst_type, dst_schema) cannot take a source's messages, or None: an ANY
+    queue takes everything; a typed queue takes only its own type with the same schema."""
+    if dst_type.upper() == "ANY":
+        return None
+    if src_type.upper() == "ANY":
+        return (
+            f"{dst_name} holds only {dst_type} payloads; {src_name} holds any "
+            "payload, so not every message would fit."
+        )
+    if src_type.upper() != dst_type.upper():
+        return f"{dst_name} holds {dst_type} payloads; {src_name} holds {src_type}."
+    if (src_schema or None) != (dst_schema or None):
+        return f"{dst_name} and {src_name} both hold {dst_type}, but with different schemas."
+    return None
+
+
+class RemoteSide:
+    """A run's connection to its destination site: opened (and the destination queue checked
+    again: the remote may have changed) at the first batch of a run or after a failure."""
+
+    def __init__(self, topo: Topology, local: psycopg.Connection) -> None:
+        from sites.selectors import local_global_name
+
+        assert topo.remote is not None
+        self.topo, self.target, self.local = topo, topo.remote, local
+        self.site = local_global_name()
+        self.conn: psycopg.Connection | None = None
+        self.dest: engine.QueueInfo | None = None
+        self.forget: list[int] = []  # consumed here: their receipts there may go
+
+    def _fail(self, text: str) -> NoReturn:
+        self.close()
+        raise RemoteFailure(
+            f"Database link {self.target.link} ({self.target.endpoint.address}): {text}"
+        )
+
+    def open(self) -> engine.QueueInfo:
+        if self.conn is not None and not self.conn.closed and self.dest is not None:
+            return self.dest
+        from sites import remote
+
+        self.close()
+        t, where = self.target, f"{self.target.queue}@{self.target.link}"
+        try:
+            self.conn = remote.connect(t.endpoint, autocommit=False)
+            site = remote.read_site(self.conn, t.endpoint)
+            if t.global_name and site.global_name != t.global_name:
+                self._fail(
+                    f"the site answers as {site.global_name}, not {t.global_name} as when the "
+                    "link was made"
+                )
+            dest = engine.queue_info(self.conn, t.queue)
+            self.conn.commit()
+        except remote.RemoteError as exc:
+            self._fail(f"{exc.message} (link field {exc.field})")
+        except engine.QueueNotFound:
+            self._fail(f"queue {t.queue} does not exist at {t.global_name}")
+        except psycopg.Error as exc:
+            self._fail(" ".join(str(exc).split()))
+        if dest.is_exception or dest.kind != engine.NORMAL_QUEUE:
+            self._fail(f"{where} is not a normal queue")
+        src = self.topo.source
+        why = payload_why(
+            src.name, src.payload_type, src.payload_schema,
+            where, dest.payload_type, dest.payload_schema,
+        )  # fmt: skip
+        if why:
+            self._fail(why)
+        self.dest = dest
+        self._sweep()
+        return dest
+
+    def _sweep(self) -> None:
+        """Receipts of messages no longer at the source (consumed by an earlier run whose
+        acknowledgement never reached the remote: a crash, a window's end) are forgotten. Runs
+        under the propagation's lock, so no batch of it is in flight."""
+        assert self.conn is not None
+        t = self.topo
+        try:
+            ids = engine.receipts(self.conn, source_site=self.site, stream=t.name)
+            if ids:
+                keep = engine.still_pending(self.local, t.source, t.subscriber_id, ids)
+                engine.forget_receipts(
+                    self.conn, [i for i in ids if i not in keep], source_site=self.site,
+                    stream=t.name,
+                )  # fmt: skip
+            self.conn.commit()
+        except psycopg.Error as exc:
+            self._fail(" ".join(str(exc).split()))
+
+    def send(self, out: list[engine.NewMessage], ids: list[int]) -> int:
+        """Enqueue ``out`` at the remote and commit there; returns how many were new there."""
+        if not out and not self.forget:
+            return 0
+        assert self.conn is not None and self.dest is not None
+        try:
+            n = engine.receive(
+                self.conn,
+                self.dest,
+                out,
+                ids,
+                source_site=self.site,
+                stream=self.topo.name,
+                forget=self.forget,
+                user=self.topo.name,
+                # Crossing databases, every message is persistent: a buffer is one site's memory.
+                delivery_mode=engine.PERSISTENT,
+            )
+            self.conn.commit()
+        except Exception as exc:  # any refusal there is this batch's failure
+            text = " ".join(str(exc).split()) or type(exc).__name__
+            self._fail(f"{self.target.queue}@{self.target.link} refused the batch: {text}")
+        self.forget = []
+        return n
+
+    def acknowledged(self, ids: list[int]) -> None:
+        self.forget.extend(ids)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            with contextlib.suppress(Exception):
+                self.conn.close()
+        self.conn, self.dest = None, None
+
+
+def _test_crash_point() -> None:
+    """For the crash tests only: when AQ_TEST_KILL_AFTER_REMOTE_COMMIT names a file that does
+    not exist yet, the first batch to get here (committed at the remote, not yet here) creates
+    it and SIGKILLs its own process."""
+    marker = os.environ.get("AQ_TEST_KILL_AFTER_REMOTE_COMMIT")
+    if not marker:
+        return
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def destination_copy(m: engine.DequeuedMessage, out: Any, *, unchanged: bool) -> engine.NewMessage:
@@ -607,6 +867,13 @@ def _error_text(exc: BaseException) -> str:
 
 def _loop(conn: psycopg.Connection, run_id: int, prop_id: int, conninfo: str) -> str:
     run = Run(conn, run_id, prop_id)
+    try:
+        return _run_loop(run, conninfo)
+    finally:
+        run.close()
+
+
+def _run_loop(run: Run, conninfo: str) -> str:
     cfg = run.cfg
     started = time.monotonic()
     last_beat = 0.0

@@ -240,7 +240,8 @@ def topology(*, limit: int = 2000) -> dict[str, Any]:
         .annotate(n=Count("id"))
         .values_list("queue", "n")
     )
-    props = list(propagation_list()[:limit])
+    # Remote propagations (QUEUE@LINK) join the graph with the sites (issue 14, not built yet).
+    props = list(propagation_list().filter(destination_queue__isnull=False)[:limit])
     ids = {p.source_queue_id for p in props} | {p.destination_queue_id for p in props}
     queues = Queue.objects.filter(Q(pk__in=ids) | Q(kind=QueueKind.NORMAL)).select_related(
         "queue_table"
@@ -288,7 +289,8 @@ def trace(*, queue: Queue, message: Any, max_hops: int = 16) -> dict[str, Any]:
 
     hops: list[dict[str, Any]] = []
     by_source: dict[int, list[Propagation]] = {}
-    for p in propagation_list():
+    # Hops across database links are not traced yet (issue 14): local propagations only.
+    for p in propagation_list().filter(destination_queue__isnull=False):
         by_source.setdefault(p.source_queue_id, []).append(p)
 
     def walk(q_id: int, msg: Any, path: tuple[int, ...], depth: int) -> None:

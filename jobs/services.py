@@ -12,6 +12,7 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
+import psycopg
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.db.models import CharField, F, Q, Value
@@ -27,12 +28,14 @@ from jobs import runner
 from jobs.choices import RunState
 from jobs.models import Maintenance, Propagation, PropagationRun, PropagationSchedule, Worker
 from jobs.schedule import validate_schedule, window_at
+from queues import engine
 from queues import services as queue_services
 from queues.choices import QueueKind
 from queues.models import Queue, Subscriber
 from rules import services as rule_services
 from rules.lang.clients import PROPAGATION
 from rules.models import RuleSet
+from sites.models import DatabaseLink
 
 User = AbstractBaseUser | AnonymousUser | None
 log = logging.getLogger(__name__)
@@ -63,24 +66,51 @@ def payload_compatible(source: Queue, destination: Queue) -> str | None:
     """Why ``destination`` cannot take ``source``'s messages, or None when it can. An ANY queue
     takes everything; a typed queue takes only its own type with the same schema."""
     dst, src = destination.queue_table, source.queue_table
-    if dst.payload_type.upper() == "ANY":
-        return None
-    if src.payload_type.upper() == "ANY":
-        return (
-            f"{destination.name} holds only {dst.payload_type} payloads; {source.name} holds any "
-            "payload, so not every message would fit."
+    return runner.payload_why(
+        source.name, src.payload_type, src.payload_schema,
+        destination.name, dst.payload_type, dst.payload_schema,
+    )  # fmt: skip
+
+
+def remote_queue_check(source: Queue, queue: str, link: DatabaseLink, *, field: str) -> None:
+    """Ask the link's site whether ``queue`` exists there as a normal queue that takes the
+    source's payloads; a DomainError naming ``field`` (and the link) otherwise."""
+    from sites import remote
+
+    where = f"{queue}@{link.name}"
+    try:
+        with remote.connect(remote.link_endpoint(link)) as conn:
+            remote.read_site(conn, remote.link_endpoint(link))
+            info = engine.queue_info(conn, queue)
+    except remote.RemoteError as exc:
+        raise DomainError(
+            f"Database link {link.name} could not reach its site to check {where}: "
+            f"{exc.message} (link field {exc.field})",
+            field=field,
+        ) from exc
+    except engine.QueueNotFound as exc:
+        raise DomainError(
+            f"Queue {queue} does not exist at the site of database link {link.name} "
+            f"({link.remote_global_name}).",
+            field=field,
+        ) from exc
+    except psycopg.Error as exc:
+        raise DomainError(
+            f"The site of database link {link.name} refused to describe {where}: "
+            f"{' '.join(str(exc).split())}",
+            field=field,
+        ) from exc
+    if info.is_exception:
+        raise DomainError(
+            f"{where} is an exception queue; messages arrive there only from the engine.",
+            field=field,
         )
-    if src.payload_type.upper() != dst.payload_type.upper():
-        return (
-            f"{destination.name} holds {dst.payload_type} payloads; {source.name} holds "
-            f"{src.payload_type}."
-        )
-    if (src.payload_schema or None) != (dst.payload_schema or None):
-        return (
-            f"{destination.name} and {source.name} both hold {dst.payload_type}, but with "
-            "different schemas."
-        )
-    return None
+    why = runner.payload_why(
+        source.name, source.queue_table.payload_type, source.queue_table.payload_schema,
+        where, info.payload_type, info.payload_schema,
+    )  # fmt: skip
+    if why:
+        raise DomainError(why, field=field)
 
 
 def _check_queues(source: Queue | None, destination: Queue | None) -> None:
@@ -90,17 +120,7 @@ def _check_queues(source: Queue | None, destination: Queue | None) -> None:
         raise DomainError("Choose a destination queue.", field="destination_queue")
     if source.pk == destination.pk:
         raise DomainError("A queue cannot propagate to itself.", field="destination_queue")
-    if source.kind == QueueKind.EXCEPTION:
-        raise DomainError(
-            f"{source.name} is an exception queue; propagate from a normal queue.",
-            field="source_queue",
-        )
-    if not source.queue_table.multiple_consumers:
-        raise DomainError(
-            f"{source.name} is a single-consumer queue; a propagation is a subscriber of its "
-            "source, so the source must be in a multi-consumer queue table.",
-            field="source_queue",
-        )
+    _check_source(source)
     if destination.kind == QueueKind.EXCEPTION:
         raise DomainError(
             f"{destination.name} is an exception queue; messages arrive there only from the "
@@ -123,6 +143,43 @@ def _check_queues(source: Queue | None, destination: Queue | None) -> None:
         )
 
 
+def _check_source(source: Queue) -> None:
+    if source.kind == QueueKind.EXCEPTION:
+        raise DomainError(
+            f"{source.name} is an exception queue; propagate from a normal queue.",
+            field="source_queue",
+        )
+    if not source.queue_table.multiple_consumers:
+        raise DomainError(
+            f"{source.name} is a single-consumer queue; a propagation is a subscriber of its "
+            "source, so the source must be in a multi-consumer queue table.",
+            field="source_queue",
+        )
+
+
+def _check_remote(source: Queue | None, destination: str) -> tuple[str, DatabaseLink]:
+    """A QUEUE@LINK destination: its link exists, its site has the queue, it takes the source's
+    payloads, and no other propagation goes from the source to it."""
+    from sites.selectors import remote_destination
+
+    field = "destination_queue"
+    if source is None:
+        raise DomainError("Choose a source queue.", field="source_queue")
+    queue, link = remote_destination(destination, field=field)
+    _check_source(source)
+    existing = Propagation.objects.filter(
+        source_queue=source, destination_dblink=link.name, destination_remote_queue=queue
+    ).first()
+    if existing is not None:
+        raise Conflict(
+            f"Propagation {existing.name} already goes from {source.name} to "
+            f"{queue}@{link.name}; only one propagation is allowed per pair.",
+            field=field,
+        )
+    remote_queue_check(source, queue, link, field=field)
+    return queue, link
+
+
 def _check_rule_sets(positive: RuleSet | None, negative: RuleSet | None) -> None:
     if positive is not None and negative is not None and positive.pk == negative.pk:
         raise DomainError(
@@ -137,7 +194,7 @@ def propagation_create(
     user: User,
     name: str,
     source_queue: Queue | None,
-    destination_queue: Queue | None,
+    destination_queue: Queue | str | None,
     positive_rule_set: RuleSet | None = None,
     negative_rule_set: RuleSet | None = None,
     queue_to_queue: bool = True,
@@ -147,13 +204,22 @@ def propagation_create(
 ) -> Propagation:
     """DBMS_PROPAGATION_ADM.CREATE_PROPAGATION: the propagation subscribes to its source queue
     (from now on the source keeps each new message until the propagation has it) and, unless
-    ``schedule`` is False, gets the default schedule (now, no end, at once, latency 3 s)."""
+    ``schedule`` is False, gets the default schedule (now, no end, at once, latency 3 s).
+
+    ``destination_queue`` as the text ``QUEUE@LINK`` is a remote queue-to-queue propagation:
+    the link's site is asked whether the queue exists and takes the source's payloads."""
     _require(user, Capability.CONFIGURE)
     if Propagation.objects.filter(name__iexact=name).exists():
         raise Conflict(f"A propagation named {name} already exists.", field="name")
-    _check_queues(source_queue, destination_queue)
+    remote_queue, link = "", None
+    if isinstance(destination_queue, str):
+        remote_queue, link = _check_remote(source_queue, destination_queue)
+        destination_queue = None
+    else:
+        _check_queues(source_queue, destination_queue)
     _check_rule_sets(positive_rule_set, negative_rule_set)
-    assert source_queue is not None and destination_queue is not None
+    assert source_queue is not None
+    address = f"{remote_queue}@{link.name}" if link else getattr(destination_queue, "name", "")
     if Subscriber.objects.filter(queue=source_queue, name__iexact=name).exists():
         raise Conflict(
             f"{source_queue.name} already has a subscriber named {name}; the propagation "
@@ -164,15 +230,15 @@ def propagation_create(
         name=name,
         source_queue=source_queue,
         destination_queue=destination_queue,
+        destination_dblink=link.name if link else "",
+        destination_remote_queue=remote_queue,
         positive_rule_set=positive_rule_set,
         negative_rule_set=negative_rule_set,
         queue_to_queue=queue_to_queue,
         comment=comment,
     )
     prop.full_clean(exclude=["subscriber"], validate_unique=False, validate_constraints=False)
-    sub = queue_services.subscriber_add(
-        user=None, queue=source_queue, name=name, address=destination_queue.name
-    )
+    sub = queue_services.subscriber_add(user=None, queue=source_queue, name=name, address=address)
     prop.subscriber = sub
     prop.save()
     _log(user, ChangeAction.CREATE, "propagation_create", prop, after=object_snapshot(prop))
@@ -658,6 +724,12 @@ def _spark_destinations(
         if p.source_queue_id != source.pk:
             raise DomainError(
                 f"Propagation {p.name} goes out of {p.source_queue.name}, not {source.name}.",
+                field=f"propagations[{i}]",
+            )
+        if p.destination_queue is None:
+            raise DomainError(
+                f"Propagation {p.name} goes to {p.destination} at another site; a Spark job "
+                "writes only to this site's queues.",
                 field=f"propagations[{i}]",
             )
         out.append((p.destination_queue, p))

@@ -22,8 +22,10 @@ class PropagationTable(tables.Table):
     route = tables.TemplateColumn(
         '<a href="{{ record.source_queue.get_absolute_url }}">{{ record.source_queue.name }}</a>'
         " → "
+        "{% if record.destination_queue %}"
         '<a href="{{ record.destination_queue.get_absolute_url }}">'
-        "{{ record.destination_queue.name }}</a>",
+        "{{ record.destination_queue.name }}</a>"
+        "{% else %}{{ record.destination }}{% endif %}",
         verbose_name="Source → destination",
         order_by=("source_queue__name", "destination_queue__name"),
     )

@@ -606,3 +606,26 @@ class VBufferedPublisher(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sender_name or '(no sender)'} on {self.queue_name}"
+
+
+class PropagationReceipt(models.Model):
+    """At a destination site: which source messages a remote propagation has already delivered
+    here. Written by the engine (``engine.receive``) in the transaction that enqueues the
+    copies, so a batch re-sent after the source failed to commit is skipped, not doubled. The
+    source deletes the rows it no longer needs (docs/SITES.md, "Exactly once")."""
+
+    source_site = models.CharField(max_length=255)  # the source's GLOBAL_NAME
+    stream = models.CharField(max_length=128)  # the propagation's name at the source
+    source_msgid = models.BigIntegerField()
+    received_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "aq_propagation_receipt"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source_site", "stream", "source_msgid"], name="aq_receipt_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_site}/{self.stream}#{self.source_msgid}"

@@ -66,6 +66,19 @@ def _queue_field(**kwargs: Any) -> NameOrIdRelatedField:
     return NameOrIdRelatedField(kind="queue", queryset=Queue.objects.all(), **kwargs)
 
 
+@extend_schema_field(OpenApiTypes.STR)
+class DestinationQueueField(NameOrIdRelatedField):
+    """A local queue by name or id, or ``QUEUE@LINK``: a queue at the site of a database link
+    (kept as text; the service asks the remote whether the queue exists)."""
+
+    def to_internal_value(self, data: Any) -> Model | str:  # type: ignore[override]
+        if isinstance(data, str) and "@" in data:
+            if "\x00" in data or len(data) > 260:
+                self.fail("invalid")
+            return data.strip()
+        return super().to_internal_value(data)
+
+
 def _rule_set_field(**kwargs: Any) -> NameOrIdRelatedField:
     return NameOrIdRelatedField(
         kind="rule set", queryset=RuleSet.objects.all(), required=False, allow_null=True, **kwargs
@@ -159,7 +172,13 @@ class PropagationSerializer(serializers.ModelSerializer):
     schedule (null when unscheduled) and the run holding its window right now (or null)."""
 
     source_queue = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    destination_queue = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    destination_queue = serializers.CharField(
+        source="destination_queue_name",
+        read_only=True,
+        help_text="The destination queue's name; a queue at the site of destination_dblink when "
+        "that is set.",
+    )
+    destination = serializers.CharField(read_only=True, help_text="QUEUE, or QUEUE@LINK.")
     positive_rule_set = serializers.SlugRelatedField(
         slug_field="name", read_only=True, allow_null=True
     )
@@ -187,6 +206,7 @@ class PropagationSerializer(serializers.ModelSerializer):
             "source_queue",
             "destination_queue",
             "destination_dblink",
+            "destination",
             "positive_rule_set",
             "negative_rule_set",
             "queue_to_queue",
@@ -249,7 +269,12 @@ class PropagationCreateSerializer(ScheduleParamsSerializer):
 
     name = serializers.CharField(max_length=128, validators=[name_validator])
     source_queue = _queue_field(help_text="Name or id of a queue in a multi-consumer table.")
-    destination_queue = _queue_field(help_text="Name or id.")
+    destination_queue = DestinationQueueField(
+        kind="queue",
+        queryset=Queue.objects.all(),
+        help_text="Name or id of a local queue, or QUEUE@LINK: a queue at the site of database "
+        "link LINK (remote queue-to-queue propagation).",
+    )
     positive_rule_set = _rule_set_field(help_text="Name or id; null: every message.")
     negative_rule_set = _rule_set_field(help_text="Name or id; null: none.")
     queue_to_queue = serializers.BooleanField(default=True)
@@ -346,7 +371,9 @@ class PropagationBriefSerializer(serializers.Serializer):
     # Plain text: the enum is documented once, on Propagation (one component per choice set).
     state = serializers.CharField(help_text="As Propagation.state.")
     source_queue = serializers.CharField(source="source_queue.name")
-    destination_queue = serializers.CharField(source="destination_queue.name")
+    destination_queue = serializers.CharField(
+        source="destination", help_text="QUEUE or QUEUE@LINK."
+    )
     backlog = serializers.IntegerField()
     failures = serializers.SerializerMethodField()
     last_error_msg = serializers.SerializerMethodField()

@@ -59,6 +59,12 @@ from queues.engine.purge import (  # noqa: F401
     PurgeCondition,
     purge,
 )
+from queues.engine.receive import (  # noqa: F401
+    forget_receipts,
+    receipts,
+    receive,
+    still_pending,
+)
 from queues.engine.replay import (  # noqa: F401
     replay,
 )
