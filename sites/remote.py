@@ -9,6 +9,7 @@ fault (password, username, database, host, port, sslmode, sslrootcert) with libp
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -41,7 +42,8 @@ class Endpoint:
     port: int
     database: str
     username: str
-    password: str = ""
+    # Decrypted: kept out of repr, so a logged endpoint never shows it.
+    password: str = dataclass_field(default="", repr=False)
     sslmode: str = "prefer"
     sslrootcert: str = ""
 
