@@ -19,6 +19,10 @@ def test_a_database_link_from_the_pages(page, live_server, login, admin_user, si
 
     login(page, "alice", "pw-alice")
     expect(page.locator("#global-name")).to_have_text(settings.AQ_GLOBAL_NAME)
+    # The bar holds every section, the global name and the user without spilling out of the
+    # page on a 1280-pixel screen (it wraps its links instead).
+    page.set_viewport_size({"width": 1280, "height": 800})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
     page.get_by_role("link", name="Sites", exact=True).click()
     page.get_by_role("link", name="Add", exact=True).click()
     page.get_by_label("Name", exact=True).fill("SITE_B")
