@@ -423,21 +423,25 @@ class Run:
             )
         conn.commit()
 
-    def _batch(self) -> int:
-        t = self.topo
-        conn = self.conn
-        t0 = time.perf_counter()
-        # Buffered messages too, in this transaction (the copy and the removal commit together);
-        # they arrive buffered at the destination.
-        msgs = engine.dequeue(
-            conn,
-            t.source,
+    def _take(self) -> list[engine.DequeuedMessage]:
+        """A batch for the propagation's subscriber, in this run's open transaction (the copy
+        and the removal commit together). Buffered messages too: they arrive buffered at a local
+        destination."""
+        return engine.dequeue(
+            self.conn,
+            self.topo.source,
             mode=engine.REMOVE,
-            consumer=t.subscriber,
+            consumer=self.topo.subscriber,
             batch=self.cfg["BATCH"],
             delivery_mode=engine.PERSISTENT_OR_BUFFERED,
             in_caller_transaction=True,
         )
+
+    def _batch(self) -> int:
+        t = self.topo
+        conn = self.conn
+        t0 = time.perf_counter()
+        msgs = self._take()
         if not msgs:
             conn.rollback()
             return 0
@@ -524,15 +528,7 @@ class Run:
         side = self.remote
         dest = side.open()  # before the dequeue: an unreachable site holds no source rows
         t0 = time.perf_counter()
-        msgs = engine.dequeue(
-            conn,
-            t.source,
-            mode=engine.REMOVE,
-            consumer=t.subscriber,
-            batch=self.cfg["BATCH"],
-            delivery_mode=engine.PERSISTENT_OR_BUFFERED,
-            in_caller_transaction=True,
-        )
+        msgs = self._take()
         if not msgs:
             conn.rollback()
             return 0
