@@ -493,7 +493,9 @@ class Run:
         discarded = 0
         for m in msgs:
             try:
-                rm = message_from_queue(m.kind, m.type_name, m.payload)
+                rm = message_from_queue(
+                    m.kind, m.type_name, m.payload, origin=m.origin_site, tag=m.tag
+                )
                 res = apply(
                     rm, positive=t.positive, negative=t.negative, transformations_for=t.transforms
                 )
@@ -533,7 +535,9 @@ class Run:
             conn.rollback()
             return 0
         t1 = time.perf_counter()
-        out, _, failed, discarded, nbytes = self._decide(msgs, dest)
+        ahead, looped = side.not_visited(msgs)  # loop prevention: consumed, counted discarded
+        out, _, failed, discarded, nbytes = self._decide(ahead, dest)
+        discarded += looped
         t2 = time.perf_counter()
         ids = [int(nm.headers["aq$_source_msgid"]) for nm in out]
         side.send(out, ids)  # committed at the remote when this returns
@@ -639,6 +643,8 @@ class RemoteSide:
         assert topo.remote is not None
         self.topo, self.target, self.local = topo, topo.remote, local
         self.site = local_global_name()
+        # The destination site's GLOBAL_NAME as it answered (checked against the link's).
+        self.remote_site = topo.remote.global_name
         self.conn: psycopg.Connection | None = None
         self.dest: engine.QueueInfo | None = None
         self.forget: list[int] = []  # consumed here: their receipts there may go
@@ -664,6 +670,7 @@ class RemoteSide:
                     f"the site answers as {site.global_name}, not {t.global_name} as when the "
                     "link was made"
                 )
+            self.remote_site = site.global_name
             dest = engine.queue_info(self.conn, t.queue)
             self.conn.commit()
         except remote.RemoteError as exc:
@@ -702,6 +709,16 @@ class RemoteSide:
             self.conn.commit()
         except psycopg.Error as exc:
             self._fail(" ".join(str(exc).split()))
+
+    def not_visited(
+        self, msgs: list[engine.DequeuedMessage]
+    ) -> tuple[list[engine.DequeuedMessage], int]:
+        """The messages that have never been at the destination site, and how many have (their
+        origin or route names it): those are not sent, and the batch consumes them here, so a
+        cycle A → B → A moves nothing twice and leaves nothing piling up (docs/SITES.md)."""
+        to, here = self.remote_site, self.site
+        ahead = [m for m in msgs if not engine.visited(m, to, here=here)]
+        return ahead, len(msgs) - len(ahead)
 
     def send(self, out: list[engine.NewMessage], ids: list[int]) -> int:
         """Enqueue ``out`` at the remote and commit there; returns how many were new there."""
@@ -753,8 +770,9 @@ def _test_crash_point() -> None:
 
 
 def destination_copy(m: engine.DequeuedMessage, out: Any, *, unchanged: bool) -> engine.NewMessage:
-    """The destination's copy: same properties, the transformed content when a rule changed it.
-    The source msgid rides in a header so an exception can name the original."""
+    """The destination's copy: same properties (origin, route and tag too), the transformed
+    content when a rule changed it. The source msgid rides in a header so an exception can name
+    the original."""
     headers = dict(m.headers or {})
     headers["aq$_source_msgid"] = m.id
     if unchanged:
@@ -772,6 +790,10 @@ def destination_copy(m: engine.DequeuedMessage, out: Any, *, unchanged: bool) ->
         headers=headers,
         kind=kind,
         type_name=type_name or "",
+        # Unchanged here; a remote destination's engine.receive moves the route on.
+        tag=m.tag,
+        origin_site=m.origin_site,
+        route=m.route,
     )
 
 

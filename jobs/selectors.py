@@ -392,7 +392,12 @@ def trace_message(*, message: Any = None, msgid: int | None = None) -> tuple[Any
     if row is None:
         raise DomainError(f"No queued message has id {msgid}.", field="msgid")
     try:
-        return message_from_queue(row.kind, row.type_name, row.payload), row.queue
+        return (
+            message_from_queue(
+                row.kind, row.type_name, row.payload, origin=row.origin_site, tag=row.tag
+            ),
+            row.queue,
+        )
     except MessageError as exc:
         raise DomainError(
             f"Message {msgid} is not a message rules can read: {exc}", field="msgid"

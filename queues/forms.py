@@ -164,6 +164,11 @@ class EnqueueForm(forms.Form):
     recipients = forms.CharField(
         required=False, help_text="Comma-separated subscriber names (multi-consumer queues)."
     )
+    tag = forms.CharField(
+        required=False,
+        help_text="Streams tag (RAW) as hexadecimal text, such as 1F02; empty: no tag. Rules "
+        "read it with :dml.get_tag(); it travels with the message.",
+    )
     visibility = forms.ChoiceField(
         choices=[("", "Default (on commit; buffered: immediate)"), *Visibility.choices],
         required=False,
@@ -184,6 +189,10 @@ class EnqueueForm(forms.Form):
         # fields of the same names (a label must point at its own input).
         kwargs.setdefault("auto_id", "enq_%s")
         super().__init__(*args, **kwargs)
+
+    def clean_tag(self) -> str | None:
+        # Checked by the engine (a 400 naming tag), as for the API; empty is no tag.
+        return self.cleaned_data.get("tag") or None
 
     def clean_recipients(self) -> list[str] | None:
         raw = self.cleaned_data.get("recipients") or ""

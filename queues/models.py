@@ -3,6 +3,7 @@
 import json
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models.functions import Now
@@ -259,6 +260,13 @@ class Message(models.Model):
     in_buffer = models.BooleanField(db_default=False)
     # On TRANSACTIONAL queue tables, the enqueuing transaction (its xid8): the message group.
     txn_group = models.BigIntegerField(null=True, blank=True)
+    # Directed networks (docs/SITES.md "Origin, route and tag"): NULL on a message enqueued at
+    # this site, so the enqueue writes nothing more. A message received from another site has
+    # its origin site's GLOBAL_NAME and the sites it left, in order (the last one sent it here).
+    origin_site = models.CharField(max_length=255, null=True, blank=True)
+    route = ArrayField(models.CharField(max_length=255), null=True, blank=True)
+    # Oracle's Streams tag (RAW(2000)); NULL unless the enqueuer gave one. Travels unchanged.
+    tag = models.BinaryField(max_length=2000, null=True, blank=True)
 
     class Meta:
         db_table = "aq_message"

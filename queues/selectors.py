@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db.models import (
     Count,
     IntegerField,
@@ -124,7 +125,32 @@ def message_rule_test(message: Message, *, positive: Any, negative: Any) -> dict
     from rules.selectors import rule_set_decide
 
     return rule_set_decide(
-        message_from_queue(message.kind, message.type_name, message.payload),
+        message_from_queue(
+            message.kind,
+            message.type_name,
+            message.payload,
+            origin=message.origin_site,
+            tag=message.tag,
+        ),
         positive=positive,
         negative=negative,
     )
+
+
+# --- origin, route and tag (docs/SITES.md, "Origin, route and tag") ------------------------------
+
+
+def message_origin(stored: str | None) -> str:
+    """A message's origin site as shown: the stored one (it came from another site), or this
+    site's GLOBAL_NAME for a message enqueued here (stored NULL)."""
+    return stored or str(settings.AQ_GLOBAL_NAME)
+
+
+def tag_hex(tag: bytes | memoryview | str | None) -> str | None:
+    """A Streams tag as upper-case hex text (the engine reads it so already; the ORM gives
+    bytes), or None."""
+    if tag is None:
+        return None
+    if isinstance(tag, str):
+        return tag.upper()
+    return bytes(tag).hex().upper() or None

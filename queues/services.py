@@ -713,11 +713,21 @@ def message_enqueue(
     """Enqueue ``messages`` in one transaction. ON_COMMIT (the default for persistent messages)
     joins the caller's transaction (they appear when it commits); IMMEDIATE commits them at once
     on a connection of their own, like AQ's autonomous enqueue. Buffered messages are always
-    IMMEDIATE (AQ refuses ON_COMMIT for them with ORA-25298)."""
+    IMMEDIATE (AQ refuses ON_COMMIT for them with ORA-25298). A message may carry a Streams
+    ``tag`` (hex text, RAW(2000); the engine refuses anything else naming ``tag``)."""
     _require(user, Capability.OPERATE)
     q = _queue_for_message_op(queue)
-    for msg in messages:
+    for i, msg in enumerate(messages):
         _check_secure(user, q, Privilege.ENQUEUE, msg.sender or None)
+        if msg.origin_site is not None or msg.route is not None:
+            # Only the engine says where a message has been (engine.receive): a forged origin
+            # would defeat loop prevention.
+            where = "" if len(messages) == 1 else f"messages[{i}]."
+            raise DomainError(
+                "A message's origin site and route are set when it arrives from another site; "
+                "an enqueue cannot give them.",
+                field=f"{where}{'origin_site' if msg.origin_site is not None else 'route'}",
+            )
     if not messages:
         _check_secure(user, q, Privilege.ENQUEUE, None)
     if delivery_mode not in DeliveryMode.values:

@@ -9,6 +9,7 @@ from queues.models import (
     QueuePrivilege,
     QueueTable,
 )
+from queues.selectors import message_origin, tag_hex
 
 ATTRS = {"class": "table table-sm table-hover align-middle"}
 
@@ -85,6 +86,20 @@ class MessageTable(tables.Table):
     delivery_mode = tables.Column(verbose_name="Delivery")
     in_buffer = tables.Column(verbose_name="Buffer")
 
+    # Rendered for NULL too: a message enqueued here shows this site's name.
+    origin_site = tables.Column(verbose_name="Origin site", empty_values=(), orderable=False)
+    route = tables.Column(verbose_name="Route", default="", orderable=False)
+    tag = tables.Column(verbose_name="Tag", default="", orderable=False)
+
+    def render_origin_site(self, value: str | None) -> str:
+        return message_origin(value)
+
+    def render_route(self, value: list[str] | None) -> str:
+        return " → ".join(value or ())
+
+    def render_tag(self, value: bytes | memoryview | None) -> str:
+        return tag_hex(value) or ""
+
     def render_in_buffer(self, value: bool, record: Message) -> str:
         # AQ$<queue table>'s MSG_STATE words for a buffered message.
         if record.delivery_mode != "BUFFERED":
@@ -112,6 +127,9 @@ class MessageTable(tables.Table):
             "kind",
             "type_name",
             "sender",
+            "origin_site",
+            "route",
+            "tag",
         )
         attrs = ATTRS
         empty_text = "No messages."

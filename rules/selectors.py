@@ -292,6 +292,7 @@ def rule_set_sql(rule_set: RuleSet, *, prefix: str) -> tuple[str, dict[str, Any]
                 alias="m",
                 variables=ctx.variable_kinds() if ctx is not None else None,
                 param_prefix=f"{prefix}{i}_",
+                message_properties=True,  # the engine's rows: origin site and tag columns
             )
         except (ConditionError, ValueError, NotImplementedError):
             return None

@@ -173,7 +173,8 @@ def _insert(
     rows = f"""(
         SELECT m.id, m.priority, m.sort_pri, m.commit_seq, coalesce(x.kind, m.kind) AS kind,
                coalesce(x.type_name, m.type_name) AS type_name, m.correlation, m.sender,
-               m.headers, coalesce(x.payload::jsonb, m.payload) AS payload
+               m.headers, coalesce(x.payload::jsonb, m.payload) AS payload, m.origin_site,
+               m.route, m.tag
         FROM bulk_in t JOIN {engine.message_part(src["queue_info"]["queue_table_id"])} m
              ON m.id = t.id AND m.queue_id = %(src)s
         {claimed}

@@ -29,6 +29,7 @@ from queues.models import (
     QueueTable,
     Subscriber,
 )
+from queues.selectors import message_origin, tag_hex
 from queues.services import STREAMS_QUEUE, STREAMS_QUEUE_TABLE
 from rules.models import RuleSet
 
@@ -169,7 +170,31 @@ class QueueUpdateSerializer(serializers.ModelSerializer):
         extra_kwargs = {"name": {"validators": [name_validator]}}
 
 
-class MessageSerializer(serializers.ModelSerializer):
+class MessagePropertiesMixin(serializers.Serializer):
+    """Origin site, route and tag of a message row or a dequeued message (docs/SITES.md)."""
+
+    origin_site = serializers.SerializerMethodField(
+        help_text="The GLOBAL_NAME of the site the message was enqueued at (this site's for a "
+        "message enqueued here): Oracle's source database name."
+    )
+    route = serializers.SerializerMethodField(
+        help_text="The sites the message left on its way here, in order (empty: enqueued here)."
+    )
+    tag = serializers.SerializerMethodField(
+        help_text="Oracle's Streams tag as upper-case hexadecimal text, or null."
+    )
+
+    def get_origin_site(self, obj: Any) -> str:
+        return message_origin(obj.origin_site)
+
+    def get_route(self, obj: Any) -> list[str]:
+        return list(obj.route or [])
+
+    def get_tag(self, obj: Any) -> str | None:
+        return tag_hex(obj.tag)
+
+
+class MessageSerializer(MessagePropertiesMixin, serializers.ModelSerializer):
     queue = serializers.SlugRelatedField(slug_field="name", read_only=True)
     original_queue = serializers.SlugRelatedField(
         slug_field="name", read_only=True, allow_null=True
@@ -200,6 +225,9 @@ class MessageSerializer(serializers.ModelSerializer):
             "replayed",
             "delivery_mode",
             "in_buffer",
+            "origin_site",
+            "route",
+            "tag",
         ]
 
 
@@ -216,8 +244,20 @@ class NewMessageSerializer(serializers.Serializer):
     recipients = serializers.ListField(
         child=serializers.CharField(max_length=128), required=False, allow_null=True
     )
+    tag = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        trim_whitespace=True,
+        help_text="Oracle's Streams tag (RAW(2000)) as hexadecimal text, such as 1F02; null or "
+        "empty: no tag. Rules read it with :dml.get_tag() / :dml.is_null_tag(); it travels "
+        "unchanged with the message through propagations.",
+    )
 
     def to_message(self, data: dict[str, Any]) -> engine.NewMessage:
+        data = dict(data)
+        if not data.get("tag"):
+            data.pop("tag", None)  # empty: no tag (an empty RAW is NULL)
         return engine.NewMessage(**data)
 
 
@@ -304,7 +344,7 @@ class DequeueSerializer(serializers.Serializer):
     )
 
 
-class DequeuedMessageSerializer(serializers.Serializer):
+class DequeuedMessageSerializer(MessagePropertiesMixin, serializers.Serializer):
     id = serializers.IntegerField()
     state = serializers.CharField()
     priority = serializers.IntegerField()

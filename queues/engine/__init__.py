@@ -55,6 +55,10 @@ from queues.engine.monitor import (  # noqa: F401
     MonitorReport,
     monitor_run,
 )
+from queues.engine.origin import (  # noqa: F401
+    arrived,
+    visited,
+)
 from queues.engine.purge import (  # noqa: F401
     PurgeCondition,
     purge,
@@ -154,5 +158,6 @@ from queues.engine.validation import (  # noqa: F401
     _DDL_LCR_SCHEMA,
     _ROW_LCR_SCHEMA,
     schema_check,
+    tag_problem,
     validate_message,
 )

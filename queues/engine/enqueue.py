@@ -38,15 +38,15 @@ m AS (
     SELECT * FROM ROWS FROM (
              jsonb_to_recordset(%(msgs)s::jsonb)
              AS (priority int, delay float8, expiration float8, correlation text, sender text,
-                 headers jsonb, payload jsonb, kind text, type_name text, npend int))
+                 headers jsonb, payload jsonb, kind text, type_name text, npend int{prop_types}))
          WITH ORDINALITY AS m(priority, delay, expiration, correlation, sender, headers, payload,
-                              kind, type_name, npend, ord)
+                              kind, type_name, npend{prop_names}, ord)
 ),
 ins AS (
     INSERT INTO {messages} (queue_id, queue_table_id, state, priority, sort_pri, commit_seq, kind,
                             type_name, correlation, sender, headers, payload, enq_time, enq_user,
                             delay_until, expiration, expire_at, attempts, pending_consumers,
-                            exception_reason, replayed, delivery_mode, in_buffer)
+                            exception_reason, replayed, delivery_mode, in_buffer{prop_names})
     SELECT q.id, q.queue_table_id,
            CASE WHEN m.delay > 0 THEN 'WAITING' ELSE 'READY' END,
            m.priority, %(by_pri)s * m.priority, %(cseq)s, m.kind, m.type_name, m.correlation,
@@ -55,7 +55,7 @@ ins AS (
            m.expiration,
            CASE WHEN m.expiration IS NOT NULL
                 THEN now() + make_interval(secs => m.delay + m.expiration) END,
-           0, m.npend, '', false, {mode}, {in_buffer}
+           0, m.npend, '', false, {mode}, {in_buffer}{prop_vals}
     FROM q CROSS JOIN m ORDER BY m.ord
     RETURNING id, sender
 ),
@@ -83,7 +83,7 @@ WITH ins AS (
     INSERT INTO {messages} (queue_id, queue_table_id, state, priority, sort_pri, commit_seq, kind,
                             type_name, correlation, sender, headers, payload, enq_time, enq_user,
                             delay_until, expiration, expire_at, attempts, pending_consumers,
-                            exception_reason, replayed{mode_cols})
+                            exception_reason, replayed{mode_cols}{prop_names})
     SELECT q.id, q.queue_table_id,
            CASE WHEN %(delay)s::float8 > 0 THEN 'WAITING' ELSE 'READY' END,
            %(pri)s::int, %(sort_pri)s::int, %(cseq)s::bigint, %(kind)s::text, %(tname)s::text,
@@ -94,7 +94,7 @@ WITH ins AS (
            %(exp)s::float8,
            CASE WHEN %(exp)s::float8 IS NOT NULL
                 THEN now() + make_interval(secs => %(delay)s::float8 + %(exp)s::float8) END,
-           0, 0, '', false{mode_vals}
+           0, 0, '', false{mode_vals}{prop_one}
     FROM queues_queue q
     WHERE q.id = %(qid)s AND q.enqueue_enabled AND q.kind = 'NORMAL_QUEUE'
     RETURNING id
@@ -119,30 +119,59 @@ _STAT_ONE_BUFFERED = f"""stat AS (
 )"""
 
 
-@functools.lru_cache(maxsize=1024)
-def _enqueue_one_sql(queue_table_id: int, buffered: bool) -> str:
+# Origin site, route and tag (docs/SITES.md): only a statement for messages that carry one names
+# these columns, so a plain enqueue's statement and its parameters are what they were.
+_PROP_NAMES = ", origin_site, route, tag"
+_PROP_TYPES = ", origin_site text, route text[], tag text"
+# An empty RAW is NULL, as in Oracle.
+_PROP_VALS = ", m.origin_site, m.route, nullif(decode(m.tag, 'hex'), ''::bytea)"
+_PROP_ONE = ", %(origin)s::text, %(route)s::text[], nullif(decode(%(tag)s::text, 'hex'), ''::bytea)"
+
+
+def _props(sql: str, props: bool, *, one: bool = False) -> str:
+    if not props:
+        return (
+            sql.replace("{prop_names}", "").replace("{prop_types}", "")
+            .replace("{prop_vals}", "").replace("{prop_one}", "")
+        )  # fmt: skip
     return (
+        sql.replace("{prop_names}", _PROP_NAMES).replace("{prop_types}", _PROP_TYPES)
+        .replace("{prop_vals}", _PROP_VALS).replace("{prop_one}", _PROP_ONE if one else "")
+    )  # fmt: skip
+
+
+def has_properties(msg: NewMessage) -> bool:
+    """Whether a message carries a tag, an origin or a route (the statements that write them)."""
+    return msg.tag is not None or msg.origin_site is not None or msg.route is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _enqueue_one_sql(queue_table_id: int, buffered: bool, props: bool = False) -> str:
+    return _props(
         _ENQUEUE_ONE_TEMPLATE.replace(
             "{stat}", _STAT_ONE_BUFFERED if buffered else _STAT_ONE_PERSISTENT
         )
         .replace("{shards}", str(STAT_SHARDS))
         .replace("{mode_cols}", ", delivery_mode, in_buffer" if buffered else "")
         .replace("{mode_vals}", f", '{BUFFERED}', true" if buffered else "")
-        .replace("{messages}", message_leaf(queue_table_id, buffered=buffered))
+        .replace("{messages}", message_leaf(queue_table_id, buffered=buffered)),
+        props,
+        one=True,
     )
 
 
 @functools.lru_cache(maxsize=1024)
-def _enqueue_sql(queue_table_id: int, buffered: bool) -> str:
+def _enqueue_sql(queue_table_id: int, buffered: bool, props: bool = False) -> str:
     """The enqueue statement naming the queue table's leaves, the UNLOGGED ones for buffered
     messages (one text per queue table and mode, so a prepared statement per each too)."""
-    return (
+    return _props(
         _ENQUEUE_TEMPLATE.replace("{stat}", _STAT_BUFFERED if buffered else _STAT_PERSISTENT)
         .replace("{shards}", str(STAT_SHARDS))
         .replace("{mode}", f"'{BUFFERED}'" if buffered else f"'{PERSISTENT}'")
         .replace("{in_buffer}", "true" if buffered else "false")
         .replace("{messages}", message_leaf(queue_table_id, buffered=buffered))
-        .replace("{consumers}", consumer_leaf(queue_table_id, buffered=buffered))
+        .replace("{consumers}", consumer_leaf(queue_table_id, buffered=buffered)),
+        props,
     )
 
 
@@ -252,26 +281,33 @@ def _enqueue(
             return _enqueue_one(conn, queue, messages[0], user, buffered=buffered)
         npend = [0] * len(messages)
 
+    rows = [
+        {
+            "priority": m.priority,
+            "delay": float(m.delay or 0),
+            "expiration": m.expiration,
+            "correlation": m.correlation or "",
+            "sender": m.sender or "",
+            "headers": m.headers or {},
+            "payload": m.payload,
+            "kind": m.kind,
+            "type_name": m.type_name or "",
+            "npend": n,
+        }
+        for m, n in zip(messages, npend, strict=True)
+    ]
+    props = any(map(has_properties, messages))
+    if props:
+        for row, m in zip(rows, messages, strict=True):
+            row.update(
+                tag=m.tag,
+                origin_site=m.origin_site,
+                route=None if m.route is None else list(m.route),
+            )
     params = {
         "qid": queue.id,
         "qt": queue.queue_table_id,
-        "msgs": json.dumps(
-            [
-                {
-                    "priority": m.priority,
-                    "delay": float(m.delay or 0),
-                    "expiration": m.expiration,
-                    "correlation": m.correlation or "",
-                    "sender": m.sender or "",
-                    "headers": m.headers or {},
-                    "payload": m.payload,
-                    "kind": m.kind,
-                    "type_name": m.type_name or "",
-                    "npend": n,
-                }
-                for m, n in zip(messages, npend, strict=True)
-            ]
-        ),
+        "msgs": json.dumps(rows),
         "r_ord": r_ord,
         "r_sub": r_sub,
         "by_pri": 1 if queue.by_priority else 0,
@@ -279,7 +315,7 @@ def _enqueue(
         "user": user,
         "channel": queue.channel,
     }
-    sql = _enqueue_sql(queue.queue_table_id, buffered)
+    sql = _enqueue_sql(queue.queue_table_id, buffered, props)
     row = conn.execute(sql, params, prepare=True).fetchone()
     ids = row[0] if row and row[0] else []
     if len(ids) != len(messages):
@@ -313,7 +349,14 @@ def _enqueue_one(
         "user": user,
         "channel": queue.channel,
     }
-    sql = _enqueue_one_sql(queue.queue_table_id, buffered)
+    props = has_properties(msg)
+    if props:
+        params.update(
+            tag=msg.tag,
+            origin=msg.origin_site,
+            route=None if msg.route is None else list(msg.route),
+        )
+    sql = _enqueue_one_sql(queue.queue_table_id, buffered, props)
     row = conn.execute(sql, params, prepare=True).fetchone()
     if row is None:
         # The queue was stopped or dropped between reading it and inserting.

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import psycopg
 
 from queues.engine.enqueue import enqueue
+from queues.engine.origin import arrived
 from queues.engine.rows import _sources
 from queues.engine.types import PERSISTENT_OR_BUFFERED, NewMessage, QueueInfo
 
@@ -48,6 +49,7 @@ def receive(
     new = {r[0] for r in rows}
     fresh = [m for m, i in zip(messages, source_ids, strict=True) if i in new]
     if fresh:
+        fresh = arrived(fresh, source_site)  # origin kept, the source site joins the route
         enqueue(
             conn,
             destination,

@@ -25,7 +25,8 @@ _COLUMNS = (
     "m.id, m.queue_id, m.state, m.priority, m.kind, m.type_name, m.correlation, m.sender, "
     "m.headers::text, m.payload::text, m.enq_time, m.attempts, m.sort_pri, m.commit_seq, "
     "m.lock_token, "
-    "m.original_queue_id, m.exception_reason, m.delivery_mode, m.in_buffer"
+    "m.original_queue_id, m.exception_reason, m.delivery_mode, m.in_buffer, "
+    "upper(encode(m.tag, 'hex')), m.origin_site, m.route"
 )
 
 
@@ -50,6 +51,9 @@ def _row_to_message(row: Sequence[Any], lock_token: UUID | None = None) -> Deque
         reason,
         delivery_mode,
         in_buffer,
+        tag,
+        origin,
+        route,
     ) = row
     # Read as text on every connection (Django's loads jsonb as text, a plain psycopg one would
     # parse it), so a payload that is a JSON string is never parsed twice.
@@ -74,6 +78,9 @@ def _row_to_message(row: Sequence[Any], lock_token: UUID | None = None) -> Deque
         exception_reason=reason,
         delivery_mode=delivery_mode,
         in_buffer=in_buffer,
+        tag=tag,
+        origin_site=origin,
+        route=route,
     )
 
 

@@ -98,7 +98,8 @@ def remove_sql(queue: QueueInfo, src: str) -> str:
 
 
 COPY_COLUMNS = (
-    "id, priority, sort_pri, commit_seq, kind, type_name, correlation, sender, headers, payload"
+    "id, priority, sort_pri, commit_seq, kind, type_name, correlation, sender, headers, payload, "
+    "origin_site, route, tag"
 )
 
 
@@ -107,7 +108,8 @@ def insert_copies_sql(
 ) -> str:
     """CTEs ``ins``, ``cons`` and ``dstat``: READY copies at ``destination`` of the rows of
     ``src`` (columns :data:`COPY_COLUMNS`, ``id`` the source message), in source order, with
-    ``aq$_source_msgid`` in their headers, a consumer row for each of ``%(subs)s`` (and
+    ``aq$_source_msgid`` in their headers and the source's origin, route and tag (a local copy
+    stays on this site), a consumer row for each of ``%(subs)s`` (and
     ``%(npend)s`` pending) and the enqueue counter. Parameters: ``dqid``, ``by_pri``, ``cseq``
     (NULL: numbered at commit), ``user``, ``npend``, ``subs``; with ``bulk``, ``job`` too: the
     copies carry the bulk key and a copy already made by an earlier attempt is skipped.
@@ -143,11 +145,12 @@ def insert_copies_sql(
         INSERT INTO {messages} (queue_id, queue_table_id, state, priority, sort_pri,
                commit_seq, kind, type_name, correlation, sender, headers, payload, enq_time,
                enq_user, attempts, pending_consumers, exception_reason, replayed, delivery_mode,
-               in_buffer{bulk_cols})
+               in_buffer, origin_site, route, tag{bulk_cols})
         SELECT {dq}, {dqt}, 'READY', k.priority, %(by_pri)s * k.priority, %(cseq)s, k.kind,
                k.type_name, k.correlation, k.sender,
                k.headers || jsonb_build_object('aq$_source_msgid', k.id), k.payload, now(),
-               %(user)s, 0, %(npend)s, '', false, {mode_vals}{bulk_vals}
+               %(user)s, 0, %(npend)s, '', false, {mode_vals}, k.origin_site, k.route,
+               k.tag{bulk_vals}
         FROM {src} k ORDER BY k.sort_pri, k.commit_seq, k.id
         {conflict}
         RETURNING id, octet_length(payload::text) AS size, in_buffer, delivery_mode, sender
@@ -187,14 +190,14 @@ def exception_copies(
             INSERT INTO aq_message (id, queue_id, queue_table_id, state, priority, sort_pri,
                 commit_seq, kind, type_name, correlation, sender, headers, payload, enq_time,
                 enq_user, expiration, attempts, pending_consumers, original_queue_id,
-                exception_reason, replayed)
+                exception_reason, replayed, origin_site, route, tag)
             SELECT n.copy_id, q.exception_queue_id, m.queue_table_id, 'EXPIRED', m.priority,
                    m.sort_pri, m.commit_seq, m.kind, m.type_name, m.correlation, m.sender,
                    m.headers, m.payload, m.enq_time, m.enq_user, m.expiration,
                    coalesce(n.attempts, m.attempts),
                    CASE WHEN n.subscriber_id IS NULL THEN 0 ELSE 1 END, m.queue_id,
                    left(n.reason {"|| coalesce(' (consumer ' || s.name || ')', '')" if name_consumer else ""}, 200),
-                   false
+                   false, m.origin_site, m.route, m.tag
             FROM n JOIN aq_message m ON m.id = n.message_id
             JOIN queues_queue q ON q.id = m.queue_id
             LEFT JOIN queues_subscriber s ON s.id = n.subscriber_id

@@ -61,7 +61,15 @@ def rule_sql(condition: str, *, field: str, prefix: str) -> tuple[str, dict[str,
     try:
         cond = parse(condition)
         validate(cond, variables=QUEUE_RULE_VARIABLES)
-        expr = compile_sql(cond, alias="m", variables=QUEUE_RULE_VARIABLES, param_prefix=prefix)
+        # Over the engine's rows: :dml.get_tag() / get_source_database_name() read the
+        # message's tag and origin site too (docs/SITES.md).
+        expr = compile_sql(
+            cond,
+            alias="m",
+            variables=QUEUE_RULE_VARIABLES,
+            param_prefix=prefix,
+            message_properties=True,
+        )
     except ConditionError as exc:
         raise InvalidMessage(str(exc), field=field) from exc
     return expr.sql, expr.params

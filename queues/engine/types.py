@@ -121,6 +121,13 @@ class NewMessage:
     kind: str = USER
     type_name: str = ""
     recipients: Sequence[str] | None = None
+    # Directed networks (docs/SITES.md): Oracle's Streams tag as hexadecimal text (RAW), and
+    # where the message comes from. None everywhere for a message enqueued here: only then
+    # does the enqueue take its plain statement. Origin and route are the engine's to set
+    # (engine.receive); a user gives at most a tag.
+    tag: str | None = None
+    origin_site: str | None = None
+    route: Sequence[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -175,6 +182,11 @@ class DequeuedMessage:
     group_size: int | None = None
     last_in_group: bool = False
     group_token: UUID | None = None
+    # Directed networks: the tag as upper-case hex, the origin site (None: this site) and the
+    # sites it left on its way here, in order (None: it never left one).
+    tag: str | None = None
+    origin_site: str | None = None
+    route: list[str] | None = None
 
     @property
     def buffered_state(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
@@ -63,6 +64,25 @@ def schema_check(schema: Any) -> None:
         ) from exc
 
 
+TAG_MAX_BYTES = 2000  # Oracle's Streams tag is RAW(2000)
+_HEX = re.compile(r"(?:[0-9A-Fa-f]{2})*\Z")
+
+
+def tag_problem(tag: Any, *, field: str = "tag") -> None:
+    """Raise InvalidMessage naming ``field`` unless ``tag`` is a Streams tag as hexadecimal text:
+    an even number of hex digits, at most 2000 bytes (an empty one is NULL)."""
+    if type(tag) is not str or not _HEX.match(tag):
+        raise InvalidMessage(
+            "A tag is hexadecimal text (RAW): an even number of digits 0-9, A-F, such as 1F02.",
+            field=field,
+        )
+    if len(tag) > 2 * TAG_MAX_BYTES:
+        raise InvalidMessage(
+            f"A tag holds at most {TAG_MAX_BYTES} bytes ({2 * TAG_MAX_BYTES} hex digits).",
+            field=field,
+        )
+
+
 def _path(prefix: str, parts: Iterable[Any]) -> str:
     out = prefix
     for p in parts:
@@ -97,6 +117,8 @@ def validate_message(queue: QueueInfo, msg: NewMessage, *, position: int | None 
         if problems := json_problems(value, root, limit=1):
             path, message = next(iter(problems.items()))
             raise InvalidMessage(message, field=path)
+    if msg.tag is not None:
+        tag_problem(msg.tag, field=f"{where}tag")
     if not -(2**31) <= msg.priority < 2**31:
         raise InvalidMessage("Priority is out of range.", field=f"{where}priority")
     if len(msg.correlation) > 128:

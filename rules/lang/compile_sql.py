@@ -317,15 +317,21 @@ def compile_sql(
     params_style: str = "psycopg",
     variables: Mapping[str, str] | None = None,
     param_prefix: str = "r",
+    message_properties: bool = False,
 ) -> SqlExpr:
     """The condition as a PostgreSQL boolean expression over ``aq_message`` rows aliased
     ``alias``. ``param_prefix`` names the parameters (``r0``, ``r1``…): give each condition its
-    own when several go into one query. Raises ConditionError for a node no compiler knows."""
+    own when several go into one query. Raises ConditionError for a node no compiler knows.
+
+    ``message_properties``: the rows have the engine's ``origin_site`` and ``tag`` columns, which
+    a change record's GET_SOURCE_DATABASE_NAME() and GET_TAG()/IS_NULL_TAG() read before its
+    payload's fields (as ``message_from_queue(..., origin=, tag=)``)."""
     if params_style not in ("psycopg", "pyformat"):
         raise ValueError(f"unsupported params_style {params_style!r}: use 'psycopg'")
     if not alias.isidentifier():
         raise ValueError(f"not an SQL alias: {alias!r}")
     c = _Compiler(alias, variables, param_prefix)
+    c.message_properties = message_properties
     sql = c.cond(factor_rule_sets(cond), frozenset())
     # Constants folded away at compile time (IS_NULL_TAG's 'Y') left parameters nobody reads.
     return SqlExpr(sql, {k: x for k, x in c.params.items() if f"%({k})s" in sql})
@@ -356,6 +362,7 @@ class _Compiler:
         self.variables = variables
         self.prefix = prefix
         self.params: dict[str, Any] = {}
+        self.message_properties = False
 
     # parameters and constants
 
@@ -614,14 +621,19 @@ class _Compiler:
         kind = self.binding(var).kind
         if kind is None or field not in FIELDS_OF_KIND[kind]:
             return _NULL
+        tag = f"aq_rule_tag({self.payload})"
+        if self.message_properties:
+            tag = f"coalesce({self.alias}.tag, {tag})"
         if field == "tag":
-            return _Val("R", self.guard(var, f"aq_rule_tag({self.payload})", assumed))
+            return _Val("R", self.guard(var, tag, assumed))
         if field == "null_tag":
-            tag = f"aq_rule_tag({self.payload})"
             sql = self.guard(var, f"CASE WHEN {tag} IS NULL THEN 'Y' ELSE 'N' END", assumed)
             # The tag alone decides comparisons, but only where the variable is known bound.
             return _Val("S", sql, tag=tag if var in assumed else None)
-        return _Val("S", self.guard(var, f"({self.payload} ->> '{field}')", assumed))
+        text = f"({self.payload} ->> '{field}')"
+        if self.message_properties and field == "source_database_name":
+            text = f"coalesce({self.alias}.origin_site, {text})"
+        return _Val("S", self.guard(var, text, assumed))
 
     def get_value(self, var: str, args: tuple[Expr, ...], assumed: frozenset[str]) -> _Val:
         if self.binding(var).kind != "ROW_LCR":

@@ -22,7 +22,7 @@ import math
 import operator
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar
@@ -762,12 +762,25 @@ def message_from_json(obj: Any) -> Message:
     raise MessageError(f"must be row_lcr, ddl_lcr or user, not {kind!r}", field="kind")
 
 
-def message_from_queue(kind: str, type_name: str | None, payload: Any) -> Message:
+def message_from_queue(
+    kind: str,
+    type_name: str | None,
+    payload: Any,
+    *,
+    origin: str | None = None,
+    tag: str | bytes | memoryview | None = None,
+) -> Message:
     """A message from the queue engine's row: ``kind`` ROW_LCR / DDL_LCR / USER, its type name and
     its payload (the LCR fields of ``queues.engine._ROW_LCR_SCHEMA``/``_DDL_LCR_SCHEMA``).
 
     A user payload is the decoded JSON value, as the engine and the ORM hand it over: a string is
-    a JSON string, never JSON text to parse again (``"2"`` must stay the text 2)."""
+    a JSON string, never JSON text to parse again (``"2"`` must stay the text 2).
+
+    ``origin`` and ``tag``: the row's origin site and Streams tag (hex text or bytes), NULL for a
+    message enqueued here without a tag. A change record reads them before its payload's own
+    fields: GET_SOURCE_DATABASE_NAME() is the site the message came from once it left its
+    origin, and GET_TAG() the tag it was enqueued with (docs/SITES.md, as compile_sql's
+    ``message_properties``)."""
     k = (kind or "").upper()
     if k == "USER":
         return _user(type_name, payload)
@@ -776,7 +789,17 @@ def message_from_queue(kind: str, type_name: str | None, payload: Any) -> Messag
     if k in ("ROW_LCR", "DDL_LCR"):
         if not isinstance(d, Mapping):
             raise MessageError("an LCR payload must be a JSON object", field="payload")
-        return _row_lcr(d) if k == "ROW_LCR" else _ddl_lcr(d)
+        lcr = _row_lcr(d) if k == "ROW_LCR" else _ddl_lcr(d)
+        if origin is None and tag is None:
+            return lcr
+        changes: dict[str, Any] = {}
+        if origin is not None:
+            changes["source_database_name"] = origin
+        if tag is not None:
+            raw = bytes.fromhex(tag) if isinstance(tag, str) else bytes(tag)
+            if raw:
+                changes["tag"] = raw
+        return replace(lcr, **changes) if changes else lcr
     raise MessageError(f"must be ROW_LCR, DDL_LCR or USER, not {kind!r}", field="kind")
 
 
