@@ -127,7 +127,7 @@ def second_site_prepare() -> SecondSite:
     except errors.InsufficientPrivilege as exc:
         raise Skipped(
             f"{site.username} may not create the database {site.database} on this server "
-            f"({' '.join(str(exc).split())}); grant CREATEDB or create it, then load the demo again"
+            f"({' '.join(str(exc).split())}); grant CREATEDB or create it, and the next start adds it"
         ) from exc
     except psycopg.Error as exc:
         raise Skipped(f"could not create {site.database}: {' '.join(str(exc).split())}") from exc

@@ -63,3 +63,15 @@ def test_without_a_second_site_the_demo_still_loads(second_db):
     assert "Demo topology loaded" in out.getvalue()
     assert not DatabaseLink.objects.exists()
     assert not Propagation.objects.filter(name="EVENTS_TO_SITE2").exists()
+
+
+def test_a_demo_loaded_without_its_second_site_gets_it_at_the_next_load(second_db):
+    call_command("demo_topology", "--without-second-site", stdout=StringIO())
+
+    out = StringIO()
+    call_command("demo_topology", stdout=out)
+
+    assert "added its second site" in out.getvalue()
+    prop = Propagation.objects.get(name="EVENTS_TO_SITE2")
+    # Only the two new orders enqueued with it wait for it at the source.
+    assert MessageConsumer.objects.filter(subscriber=prop.subscriber).count() == 2

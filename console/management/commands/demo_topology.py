@@ -347,6 +347,8 @@ class Command(BaseCommand):
             if self._give_the_default_agent_a_user():
                 # A demo loaded before STARTUP needed an agent user: run-console starts it.
                 self.stdout.write("DEFAULT_AGENT had no agent user; it runs as the console's.")
+            if not options["without_second_site"] and self._add_second_site_later():
+                return
             self.stdout.write("Demo topology already loaded; nothing to do.")
             return
         counts = _Counts()
@@ -407,6 +409,41 @@ class Command(BaseCommand):
                 self.style.WARNING(f"No second site in the demo (remote part skipped): {exc}")
             )
             return None
+
+    def _add_second_site_later(self) -> bool:
+        """A demo loaded without its second site (before there was one, or on a server that
+        refused CREATE DATABASE) gets it now, with two new orders to carry across."""
+        from jobs.models import Propagation
+
+        if Propagation.objects.filter(name=REMOTE_PROPAGATION[0]).exists():
+            return False
+        if not Queue.objects.filter(name="EVENTS").exists():
+            return False
+        link = self._second_site()
+        if link is None:
+            return False
+        with transaction.atomic():
+            self._create_remote_propagation(link)
+            services.message_enqueue(
+                user=None,
+                queue="EVENTS",
+                messages=[
+                    engine.NewMessage(
+                        payload={"event": "order_placed", "order": f"ORD-{n}"},
+                        priority=2,
+                        correlation=f"EV-{n}",
+                        sender="WEBSHOP",
+                    )
+                    for n in (2001, 2002)
+                ],
+            )
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Demo topology already loaded; added its second site {link.remote_global_name}: "
+                f"two new orders in EVENTS cross to EVENTS_IN@{link.name} when the worker runs."
+            )
+        )
+        return True
 
     def _create_remote_propagation(self, link: Any) -> None:
         from jobs import services as jobs_services
