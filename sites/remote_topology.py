@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 from django.conf import settings
-from psycopg.conninfo import make_conninfo
 
 from sites import remote
 
@@ -61,17 +60,7 @@ def site_reader(link: DatabaseLink) -> Iterator[psycopg.Connection]:
     """A read-only connection to the link's site with short timeouts, checked to be the site
     the link was made for. RemoteError (naming the link's field) when it cannot be used."""
     endpoint = remote.link_endpoint(link)
-    timeout = read_timeout_s()
-    conninfo = make_conninfo(
-        endpoint.conninfo(connect_timeout=timeout),
-        options=f"-c statement_timeout={timeout * 1000} -c default_transaction_read_only=on",
-        # A site that stops answering mid-read (a cut network) must not hold the page either.
-        tcp_user_timeout=str(timeout * 1000),
-    )
-    try:
-        conn = psycopg.connect(conninfo, autocommit=True)
-    except psycopg.Error as exc:
-        raise remote._connect_fault(exc, endpoint) from exc
+    conn = remote.connect(endpoint, read_timeout_s=read_timeout_s())
     try:
         site = remote.read_site(conn, endpoint)
         if site.global_name != link.remote_global_name:

@@ -102,3 +102,17 @@ def test_without_links_the_graph_has_no_groups(admin_api, admin_user, mc_table, 
 
     assert graph["sites"] == [] and all("parent" not in n for n in graph["nodes"])
     assert {e["name"] for e in graph["edges"] if e["cycle"]} == {"A_B", "B_A"}
+
+
+def test_a_site_that_accepts_but_never_answers_is_unreachable_not_a_hang(admin_api, to_b):
+    # A listening socket nobody serves: TCP connects, PostgreSQL's handshake never comes; the
+    # read's connect timeout (AQ_SITE_READ_TIMEOUT_S) gives up and the page still answers.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        DatabaseLink.objects.filter(name="SITE_B").update(port=silent.getsockname()[1])
+
+        graph = _graph(admin_api)
+
+    site_b = next(s for s in graph["sites"] if s["global_name"] == SITE_B)
+    assert site_b["reachable"] is False and site_b["error"]
