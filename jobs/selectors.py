@@ -582,6 +582,16 @@ def trace(*, queue: Queue, message: Any, max_hops: int = 16) -> dict[str, Any]:
             return True
         return False
 
+    def stops(hop: dict[str, Any], site: str, queue: str, path: _TracePath, depth: int) -> bool:
+        """A queue already on the path (a cycle) or the depth limit ends this branch."""
+        if (site, queue.upper()) in path.queues:
+            hop["cycle"] = True
+            return True
+        if depth + 1 >= max_hops:
+            hop["truncated"] = True
+            return True
+        return False
+
     def cross(hop: dict[str, Any], gn: str, queue: str, msg: Any, res: Any, path: Any) -> None:
         """Go on at site ``gn`` from its queue ``queue`` (the hop has been decided PERFORM)."""
         hop["site"] = gn
@@ -637,11 +647,7 @@ def trace(*, queue: Queue, message: Any, max_hops: int = 16) -> dict[str, Any]:
                 continue
             if refused(hop, raw_connection(), p.destination_queue_id, msg, res):
                 continue
-            if (local, p.destination_queue.name.upper()) in path.queues:
-                hop["cycle"] = True
-                continue
-            if depth + 1 >= max_hops:
-                hop["truncated"] = True
+            if stops(hop, local, p.destination_queue.name, path, depth):
                 continue
             walk(
                 p.destination_queue_id,
@@ -691,11 +697,7 @@ def trace(*, queue: Queue, message: Any, max_hops: int = 16) -> dict[str, Any]:
                 continue
             if refused(hop, conn, p.destination, msg, res):
                 continue
-            if (gn, p.destination.upper()) in path.queues:
-                hop["cycle"] = True
-                continue
-            if depth + 1 >= max_hops:
-                hop["truncated"] = True
+            if stops(hop, gn, p.destination, path, depth):
                 continue
             walk_site(
                 gn, p.destination.upper(), res.message_out, path.at(gn, p.destination), depth + 1

@@ -30,8 +30,9 @@ if not Queue.objects.filter(name="REMOTE_IN").exists():
 """
 
 
-def remote_queues(server: SiteServer) -> None:
-    """REMOTE_IN (ANY, single consumer) and REMOTE_TYPED (ORDER) at site_b; idempotent."""
+def run_at_site_b(server: SiteServer, code: str, what: str) -> None:
+    """Run ``code`` in a ``manage.py shell`` whose database is site_b (this project's own
+    services, as that site would run them)."""
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("AQ_")},
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:{server.port}/site_b",
@@ -39,7 +40,7 @@ def remote_queues(server: SiteServer) -> None:
         "AQ_GLOBAL_NAME": SITE_B,
     }
     done = subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", _MAKE],
+        [sys.executable, "manage.py", "shell", "-c", code],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -47,7 +48,12 @@ def remote_queues(server: SiteServer) -> None:
         timeout=120,
         stdin=subprocess.DEVNULL,
     )
-    assert done.returncode == 0, f"making the remote queues failed:\n{done.stderr}"
+    assert done.returncode == 0, f"{what} failed:\n{done.stderr}"
+
+
+def remote_queues(server: SiteServer) -> None:
+    """REMOTE_IN (ANY, single consumer) and REMOTE_TYPED (ORDER) at site_b; idempotent."""
+    run_at_site_b(server, _MAKE, "making the remote queues")
     with server.admin("site_b") as conn:
         conn.execute(
             f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {SITE_USER}"
@@ -116,27 +122,6 @@ def remote_hub(server: SiteServer, a_global_name: str) -> None:
     rule set B_ONLY_EU: ``:msg.region = 'EU'``) and B_HUB_TO_A → SRC@BACK_TO_A, a link at B
     whose site is ``a_global_name`` (the test's own site): A → B → A."""
     remote_queues(server)
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("AQ_")},
-        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{server.port}/site_b",
-        "DJANGO_SETTINGS_MODULE": "console.settings",
-        "AQ_GLOBAL_NAME": SITE_B,
-    }
-    done = subprocess.run(
-        [
-            sys.executable,
-            "manage.py",
-            "shell",
-            "-c",
-            _MAKE_HUB.replace("{a!r}", repr(a_global_name)),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, f"making B_HUB failed:\n{done.stderr}"
+    run_at_site_b(server, _MAKE_HUB.replace("{a!r}", repr(a_global_name)), "making B_HUB")
     with server.admin("site_b") as conn:
         conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {SITE_USER}")
