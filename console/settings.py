@@ -147,6 +147,9 @@ AQ_GLOBAL_NAME = os.environ.get("AQ_GLOBAL_NAME", "").strip().upper() or _defaul
 )
 # Database links: how long connecting to another site may take before it counts as unreachable.
 AQ_SITE_CONNECT_TIMEOUT_S = int(os.environ.get("AQ_SITE_CONNECT_TIMEOUT_S", "5"))
+# Pages that read another site through a link (the topology graph, "trace a message") wait at
+# most this long to connect and per statement, then show the site as unreachable.
+AQ_SITE_READ_TIMEOUT_S = int(os.environ.get("AQ_SITE_READ_TIMEOUT_S", "2"))
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

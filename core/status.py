@@ -6,8 +6,10 @@ set of read-only API endpoints serve all of them, so a new view is one line in i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 import django_tables2 as tables
 from django.db import models
@@ -21,6 +23,15 @@ class StatusView:
     hidden: tuple[str, ...] = ()  # surrogate keys that are not Oracle columns
     app: str = ""
     description: str = field(default="", compare=False)
+    # USER_ and ALL_ views: the rows the requesting (console) user may see, from all rows.
+    for_user: Callable[[models.QuerySet, Any], models.QuerySet] | None = field(
+        default=None, compare=False
+    )
+
+    def rows(self, user: Any) -> models.QuerySet:
+        """The view's rows as ``user`` sees them (every row for a DBA_/V$ view)."""
+        qs = self.model.objects.all()
+        return self.for_user(qs, user) if self.for_user is not None else qs
 
     @property
     def columns(self) -> list[str]:
@@ -69,11 +80,16 @@ def serializer_class(name: str) -> type[serializers.ModelSerializer]:
 
 def viewset_class(name: str) -> type[viewsets.ReadOnlyModelViewSet]:
     view = REGISTRY[name]
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        return view.rows(self.request.user)
+
     return type(
         f"{view.model.__name__}ViewSet",
         (viewsets.ReadOnlyModelViewSet,),
         {
             "queryset": view.model.objects.all(),
+            "get_queryset": get_queryset,
             "serializer_class": serializer_class(name),
             "__doc__": f"The {name} PostgreSQL view. {view.description}".strip(),
         },

@@ -47,7 +47,7 @@ def status_views(request: HttpRequest) -> HttpResponse:
     view = request.GET.get("view", "dba_queues")
     if view not in REGISTRY:
         view = names[0]
-    table = table_class(view)(REGISTRY[view].model.objects.all())
+    table = table_class(view)(REGISTRY[view].rows(request.user))
     RequestConfig(
         request, paginate={"per_page": 25, "paginator_class": BoundedPaginator}
     ).configure(table)

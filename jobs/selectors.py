@@ -3,9 +3,11 @@ workers, the dashboard's attention list, the topology graph and the trace of a m
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+import psycopg
 from django.conf import settings
 from django.db.models import (
     Case,
@@ -232,7 +234,15 @@ def attention() -> dict[str, Any]:
 
 
 def topology(*, limit: int = 2000) -> dict[str, Any]:
-    """Queues as nodes (with their READY depth), propagations as edges (state, rate, backlog)."""
+    """Queues as nodes (with their READY depth), propagations as edges (state, rate, backlog).
+
+    With database links, sites are groups: this site's queues, and per linked site (by global
+    name) a node for each ``QUEUE@LINK`` a propagation here names, plus what that site's own
+    propagations do from there (read through the link, :mod:`sites.remote_topology`), including
+    propagations back to this site. A site that cannot be read shows as unreachable with the
+    link's words. Edges on a cycle (A → B → A) carry ``cycle``; ``cycles`` lists them."""
+    from sites.selectors import local_global_name
+
     depth = dict(
         Message.objects.filter(state=MessageState.READY)
         .order_by()
@@ -240,9 +250,10 @@ def topology(*, limit: int = 2000) -> dict[str, Any]:
         .annotate(n=Count("id"))
         .values_list("queue", "n")
     )
-    # Remote propagations (QUEUE@LINK) join the graph with the sites (issue 14, not built yet).
-    props = list(propagation_list().filter(destination_queue__isnull=False)[:limit])
-    ids = {p.source_queue_id for p in props} | {p.destination_queue_id for p in props}
+    props = list(propagation_list()[:limit])
+    ids = {p.source_queue_id for p in props} | {
+        p.destination_queue_id for p in props if p.destination_queue_id is not None
+    }
     queues = Queue.objects.filter(Q(pk__in=ids) | Q(kind=QueueKind.NORMAL)).select_related(
         "queue_table"
     )[:limit]
@@ -262,16 +273,242 @@ def topology(*, limit: int = 2000) -> dict[str, Any]:
             "id": f"p{p.pk}",
             "name": p.name,
             "source": f"q{p.source_queue_id}",
-            "target": f"q{p.destination_queue_id}",
+            "target": f"q{p.destination_queue_id}" if not p.is_remote else "",
             "state": p.state,
             "colour": state_colour(p.state),
             "rate": round(p.rate or 0, 1),
             "backlog": p.backlog,
             "url": p.get_absolute_url(),
+            "remote": p.is_remote,
+            "dblink": p.destination_dblink,
+            "destination": p.destination,
         }
         for p in props
     ]
-    return {"nodes": nodes, "edges": edges}
+    graph = {"nodes": nodes, "edges": edges, "sites": [], "cycles": []}
+    _add_sites(graph, local_global_name())
+    _mark_cycles(graph)
+    return graph
+
+
+def _site_id(global_name: str) -> str:
+    return f"site:{global_name}"
+
+
+def _remote_node_id(global_name: str, queue: str) -> str:
+    return f"site:{global_name}:{queue.upper()}"
+
+
+def _read_sites(links: dict[str, Any], entries: dict[str, set[str]]) -> dict[str, Any]:
+    """Each site's RemoteSite, or its RemoteError, read in parallel (one link per site), so
+    one unreachable site costs the page one read timeout, not one per site."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sites import remote, remote_topology
+
+    def read(gn: str) -> Any:
+        try:
+            return remote_topology.read_site_topology(links[gn], queues=sorted(entries[gn]))
+        except remote.RemoteError as exc:
+            return exc
+        except ValueError as exc:  # the password cannot be decrypted (the key changed)
+            return remote.RemoteError(str(exc), field="password")
+
+    wanted = [gn for gn in entries if gn in links]
+    if not wanted:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(8, len(wanted))) as pool:
+        return dict(zip(wanted, pool.map(read, wanted), strict=True))
+
+
+def _add_sites(graph: dict[str, Any], local: str) -> None:
+    """Sites as groups, ``QUEUE@LINK`` nodes, and the linked sites' own propagations from the
+    queues this site's propagations reach (breadth first, across sites)."""
+    from sites import remote
+    from sites.models import DatabaseLink
+
+    links_by_site: dict[str, list[Any]] = {}
+    link_site: dict[str, str] = {}
+    for link in DatabaseLink.objects.order_by("name"):
+        links_by_site.setdefault(link.remote_global_name, []).append(link)
+        link_site[link.name] = link.remote_global_name
+    if not links_by_site:
+        return
+    nodes, edges = graph["nodes"], graph["edges"]
+    local_ids = {n["name"].upper(): n["id"] for n in nodes}
+    remote_nodes: dict[str, dict[str, Any]] = {}
+
+    def node_for(gn: str, queue: str, via: str) -> str:
+        if gn == local and queue.upper() in local_ids:  # a link back to this very site
+            return local_ids[queue.upper()]
+        nid = _remote_node_id(gn, queue)
+        if nid not in remote_nodes:
+            remote_nodes[nid] = {
+                "id": nid,
+                "name": f"{queue.upper()}@{via}",
+                "queue": queue.upper(),
+                "depth": None,
+                "table": "",
+                "kind": "REMOTE",
+                "url": "",
+                "site": gn,
+                "parent": _site_id(gn),
+            }
+        return nid
+
+    entries: dict[str, set[str]] = {}
+    for e in edges:
+        if e["remote"]:
+            gn = link_site.get(e["dblink"], "")
+            queue = e["destination"].partition("@")[0]
+            e["target"] = node_for(gn, queue, e["dblink"])
+            e["site"] = gn
+            if gn != local:
+                entries.setdefault(gn, set()).add(queue.upper())
+    first_link = {gn: ls[0] for gn, ls in links_by_site.items()}
+    read = _read_sites(first_link, entries)
+    # Walk each read site's propagations from the queues reached there, across sites.
+    todo = [(gn, q) for gn, qs in entries.items() for q in qs]
+    seen = set(todo)
+    while todo:
+        gn, queue = todo.pop()
+        site = read.get(gn)
+        if site is None or isinstance(site, remote.RemoteError):
+            continue
+        via = first_link[gn].name
+        for p in site.propagations:
+            if p.source.upper() != queue:
+                continue
+            src = node_for(gn, p.source, via)
+            if p.dblink:
+                dest_site, dest_via = p.dblink_site, p.dblink
+                if dest_site in first_link:  # this site knows it under its own link name
+                    dest_via = first_link[dest_site].name
+                target = node_for(dest_site, p.destination, dest_via)
+            else:
+                dest_site = gn
+                target = node_for(gn, p.destination, via)
+            edges.append(
+                {
+                    "id": f"site:{gn}:p:{p.name}",
+                    "name": p.name,
+                    "source": src,
+                    "target": target,
+                    "state": p.state,
+                    "colour": state_colour(p.state),
+                    "rate": 0.0,
+                    "backlog": 0,
+                    "url": "",
+                    "remote": bool(p.dblink),
+                    "dblink": p.dblink,
+                    "destination": f"{p.destination}@{p.dblink}" if p.dblink else p.destination,
+                    "site": gn,
+                    "read_through": via,
+                }
+            )
+            if dest_site != local and (dest_site, p.destination.upper()) not in seen:
+                seen.add((dest_site, p.destination.upper()))
+                todo.append((dest_site, p.destination.upper()))
+                if dest_site not in read and dest_site in first_link:
+                    read.update(_read_sites(first_link, {dest_site: {p.destination.upper()}}))
+    for n in remote_nodes.values():
+        site = read.get(n["site"])
+        if site is not None and not isinstance(site, remote.RemoteError):
+            n["depth"] = site.depth.get(n["queue"])
+    sites = [{"id": _site_id(local), "global_name": local, "local": True, "links": [],
+              "reachable": True, "error": ""}]  # fmt: skip
+    for gn in sorted(set(links_by_site) | {n["site"] for n in remote_nodes.values()}):
+        if gn == local:
+            sites[0]["links"] = [ln.name for ln in links_by_site.get(gn, [])]
+            continue
+        got = read.get(gn)
+        sites.append(
+            {
+                "id": _site_id(gn),
+                "global_name": gn,
+                "local": False,
+                "links": [ln.name for ln in links_by_site.get(gn, [])],
+                # None: not read (no propagation here reaches it, or no link here to it).
+                "reachable": None if got is None else not isinstance(got, remote.RemoteError),
+                "error": f"{got.field}: {got.message}"
+                if isinstance(got, remote.RemoteError)
+                else "",
+            }
+        )
+    for n in nodes:
+        n["site"] = local
+        n["parent"] = _site_id(local)
+    nodes.extend(remote_nodes.values())
+    graph["sites"] = sites
+
+
+def _mark_cycles(graph: dict[str, Any]) -> None:
+    """Flag the edges on a directed cycle (Tarjan's strongly connected components): an edge
+    whose ends are in one component of more than one queue is on a cycle (A → B → A)."""
+    out: dict[str, list[str]] = {}
+    for e in graph["edges"]:
+        out.setdefault(e["source"], []).append(e["target"])
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    comp: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    counter = [0, 0]
+
+    def strongconnect(root: str) -> None:
+        # Iterative, so a long chain of queues cannot exhaust Python's recursion limit.
+        work = [(root, iter(out.get(root, [])))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(out.get(w, []))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        comp[w] = counter[1]
+                        if w == v:
+                            break
+                    counter[1] += 1
+
+    for v in list(out):
+        if v not in index:
+            strongconnect(v)
+    members: dict[int, list[str]] = {}
+    for v, c in comp.items():
+        members.setdefault(c, []).append(v)
+    site_of = {n["id"]: n.get("site", "") for n in graph["nodes"]}
+    cycles: dict[int, dict[str, Any]] = {}
+    for e in graph["edges"]:
+        c = comp.get(e["source"])
+        on = (
+            c is not None
+            and c == comp.get(e["target"])
+            and (len(members[c]) > 1 or e["source"] == e["target"])
+        )
+        e["cycle"] = on
+        if on:
+            cyc = cycles.setdefault(c, {"nodes": sorted(members[c]), "edges": [], "sites": []})
+            cyc["edges"].append(e["id"])
+    for cyc in cycles.values():
+        cyc["sites"] = sorted({site_of.get(n, "") for n in cyc["nodes"]} - {""})
+    graph["cycles"] = list(cycles.values())
 
 
 # --- trace a message -----------------------------------------------------------------------------
@@ -280,79 +517,276 @@ def topology(*, limit: int = 2000) -> dict[str, Any]:
 def trace(*, queue: Queue, message: Any, max_hops: int = 16) -> dict[str, Any]:
     """Where ``message`` (a rules-engine message) would go from ``queue``, hop by hop through
     the propagations and their rule sets, and which rule decides each hop. A dry run: nothing is
-    enqueued. A queue reached twice on one path is reported as a cycle and not followed again."""
+    enqueued. A queue reached twice on one path is reported as a cycle and not followed again.
+
+    A hop to ``QUEUE@LINK`` is decided here, then the trace goes on at the link's site: its
+    propagations from that queue and their rule sets are read through the link and evaluated
+    by this site's rules engine (the remote is the same codebase). A hop back to a site already
+    on the path is a ``loop`` and stops there; a site that cannot be read is ``unreachable`` at
+    that hop. Rule-based transformations are applied at this site only."""
     from queues import engine
     from queues.services import raw_connection
     from rules.lang.pipeline import apply, message_to_json
     from rules.lang.transform import TransformationError
     from rules.selectors import rule_set_spec, rule_set_transformations
+    from sites.models import DatabaseLink
+    from sites.selectors import local_global_name
 
+    local = local_global_name()
     hops: list[dict[str, Any]] = []
     by_source: dict[int, list[Propagation]] = {}
-    # Hops across database links are not traced yet (issue 14): local propagations only.
-    for p in propagation_list().filter(destination_queue__isnull=False):
+    for p in propagation_list():
         by_source.setdefault(p.source_queue_id, []).append(p)
+    links: dict[str, DatabaseLink] = {}  # global name → this site's first link to it
+    link_site: dict[str, str] = {}
+    for link in DatabaseLink.objects.order_by("name"):
+        links.setdefault(link.remote_global_name, link)
+        link_site[link.name] = link.remote_global_name
+    sites = _TraceSites(links)
 
-    def walk(q_id: int, msg: Any, path: tuple[int, ...], depth: int) -> None:
+    def decide(hop: dict[str, Any], msg: Any, pos: Any, neg: Any, transforms: Any) -> Any:
+        """The rule sets' decision recorded on the hop; the result, or None on an exception."""
+        try:
+            res = apply(msg, positive=pos, negative=neg, transformations_for=transforms)
+        except TransformationError as exc:
+            hop.update(decision="EXCEPTION", reason=str(exc), rule=None)
+            return None
+        hop.update(
+            decision=res.action,
+            reason=res.reason,
+            rule=res.rule.name if res.rule is not None else None,
+            rule_set=(
+                (neg.name if neg is not None else None)
+                if res.rule is not None and not res.perform
+                else (pos.name if pos is not None else None)
+            ),
+            steps=[{"kind": s.kind, "detail": s.detail} for s in res.steps],
+            message_out=message_to_json(res.message_out) if res.perform else None,
+        )
+        return res
+
+    def refused(hop: dict[str, Any], conn: Any, dest: int | str, msg: Any, res: Any) -> bool:
+        """Whether the destination queue (here or at a site) would refuse the copy."""
+        from jobs.runner import destination_copy
+
+        try:
+            info = engine.queue_info(conn, dest)
+            engine.validate_message(
+                info, destination_copy(_as_dequeued(msg), res.message_out, unchanged=False)
+            )
+        except engine.QueueNotFound as exc:
+            hop.update(decision="EXCEPTION", reason=str(exc))
+            return True
+        except engine.InvalidMessage as exc:
+            hop.update(decision="EXCEPTION", reason=f"{info.name} would refuse it: {exc}")
+            return True
+        return False
+
+    def stops(hop: dict[str, Any], site: str, queue: str, path: _TracePath, depth: int) -> bool:
+        """A queue already on the path (a cycle) or the depth limit ends this branch."""
+        if (site, queue.upper()) in path.queues:
+            hop["cycle"] = True
+            return True
+        if depth + 1 >= max_hops:
+            hop["truncated"] = True
+            return True
+        return False
+
+    def cross(hop: dict[str, Any], gn: str, queue: str, msg: Any, res: Any, path: Any) -> None:
+        """Go on at site ``gn`` from its queue ``queue`` (the hop has been decided PERFORM)."""
+        hop["site"] = gn
+        if gn in path.sites:
+            hop["loop"] = True
+            return
+        if gn not in links:
+            hop["not_followed"] = f"This site has no database link to {gn}; not followed there."
+            return
+        conn = sites.connection(gn)
+        if isinstance(conn, str):
+            hop["unreachable"] = conn
+            return
+        try:
+            if refused(hop, conn, queue, msg, res):
+                return
+            hop["subscribers"] = sites.subscribers(gn, queue)
+        except psycopg.Error as exc:  # the site failed mid-read: unreachable from here on
+            hop["unreachable"] = " ".join(str(exc).split())
+            return
+        if len(path.queues) >= max_hops:
+            hop["truncated"] = True
+            return
+        walk_site(gn, queue.upper(), res.message_out, path.at(gn, queue), len(path.queues))
+
+    def walk(q_id: int, msg: Any, path: _TracePath, depth: int) -> None:
         for p in by_source.get(q_id, []):
             hop: dict[str, Any] = {
                 "depth": depth,
                 "propagation": p.name,
                 "propagation_id": p.pk,
                 "source": p.source_queue.name,
-                "destination": p.destination_queue.name,
+                "destination": p.destination if p.is_remote else p.destination_queue.name,
                 "destination_id": p.destination_queue_id,
                 "state": p.state,
+                "site": local,
             }
             hops.append(hop)
             pos, neg = p.positive_rule_set, p.negative_rule_set
-            try:
-                res = apply(
-                    msg,
-                    positive=rule_set_spec(pos) if pos is not None else None,
-                    negative=rule_set_spec(neg) if neg is not None else None,
-                    transformations_for=rule_set_transformations(pos) if pos else {},
-                )
-            except TransformationError as exc:
-                hop.update(decision="EXCEPTION", reason=str(exc), rule=None)
-                continue
-            hop.update(
-                decision=res.action,
-                reason=res.reason,
-                rule=res.rule.name if res.rule is not None else None,
-                rule_set=(
-                    (neg.name if neg is not None else None)
-                    if res.rule is not None and not res.perform
-                    else (pos.name if pos is not None else None)
-                ),
-                steps=[{"kind": s.kind, "detail": s.detail} for s in res.steps],
-                message_out=message_to_json(res.message_out) if res.perform else None,
+            res = decide(
+                hop,
+                msg,
+                rule_set_spec(pos) if pos is not None else None,
+                rule_set_spec(neg) if neg is not None else None,
+                rule_set_transformations(pos) if pos else {},
             )
-            if not res.perform:
+            if res is None or not res.perform:
                 continue
-            dest = engine.queue_info(raw_connection(), p.destination_queue_id)
-            try:
-                from jobs.runner import destination_copy
-
-                engine.validate_message(
-                    dest, destination_copy(_as_dequeued(msg), res.message_out, unchanged=False)
-                )
-            except engine.InvalidMessage as exc:
-                hop.update(decision="EXCEPTION", reason=f"{dest.name} would refuse it: {exc}")
+            if p.is_remote:
+                gn = link_site.get(p.destination_dblink, "")
+                hop["remote"] = True
+                cross(hop, gn, p.destination_remote_queue, msg, res, path)
                 continue
-            if p.destination_queue_id in path:
-                hop["cycle"] = True
+            if refused(hop, raw_connection(), p.destination_queue_id, msg, res):
                 continue
-            if depth + 1 >= max_hops:
-                hop["truncated"] = True
+            if stops(hop, local, p.destination_queue.name, path, depth):
                 continue
             walk(
-                p.destination_queue_id, res.message_out, (*path, p.destination_queue_id), depth + 1
+                p.destination_queue_id,
+                res.message_out,
+                path.at(local, p.destination_queue.name),
+                depth + 1,
             )
 
-    walk(queue.pk, message, (queue.pk,), 0)
+    def walk_site(gn: str, queue: str, msg: Any, path: _TracePath, depth: int) -> None:
+        via = links[gn].name
+        for p in sites.propagations(gn):
+            if p.source.upper() != queue:
+                continue
+            hop: dict[str, Any] = {
+                "depth": depth,
+                "propagation": p.name,
+                "propagation_id": None,
+                "source": f"{p.source}@{via}",
+                "destination": f"{p.destination}@{p.dblink}"
+                if p.dblink
+                else f"{p.destination}@{via}",
+                "destination_id": None,
+                "state": p.state,
+                "site": gn,
+                "at_site": gn,
+                "read_through": via,
+            }
+            hops.append(hop)
+            try:
+                pos = sites.rule_set(gn, p.positive_rule_set_id)
+                neg = sites.rule_set(gn, p.negative_rule_set_id)
+            except Exception as exc:  # a lost site, or a rule this engine cannot compile
+                hop.update(decision="EXCEPTION", reason=" ".join(str(exc).split()), rule=None)
+                continue
+            res = decide(hop, msg, pos, neg, {})
+            if res is None or not res.perform:
+                continue
+            if p.dblink:
+                hop["remote"] = True
+                if p.dblink_site in links:  # shown under this site's own name for it
+                    hop["destination"] = f"{p.destination}@{links[p.dblink_site].name}"
+                cross(hop, p.dblink_site, p.destination, msg, res, path)
+                continue
+            conn = sites.connection(gn)
+            if isinstance(conn, str):
+                hop["unreachable"] = conn
+                continue
+            if refused(hop, conn, p.destination, msg, res):
+                continue
+            if stops(hop, gn, p.destination, path, depth):
+                continue
+            walk_site(
+                gn, p.destination.upper(), res.message_out, path.at(gn, p.destination), depth + 1
+            )
+
+    try:
+        walk(queue.pk, message, _TracePath((local,), ((local, queue.name.upper()),)), 0)
+    finally:
+        sites.close()
     reached = sorted({h["destination"] for h in hops if h.get("decision") == "PERFORM"})
-    return {"queue": queue.name, "hops": hops, "reaches": reached}
+    return {"queue": queue.name, "site": local, "hops": hops, "reaches": reached}
+
+
+@dataclass(frozen=True)
+class _TracePath:
+    """The sites and (site, queue) pairs on the path so far."""
+
+    sites: tuple[str, ...]
+    queues: tuple[tuple[str, str], ...]
+
+    def at(self, site: str, queue: str) -> _TracePath:
+        return _TracePath(
+            self.sites if site in self.sites else (*self.sites, site),
+            (*self.queues, (site, queue.upper())),
+        )
+
+
+class _TraceSites:
+    """The linked sites one trace reads: one connection per site (short timeouts), their
+    propagations and rule sets read once, all closed at the end."""
+
+    def __init__(self, links: dict[str, Any]) -> None:
+        self.links = links
+        self._conns: dict[str, Any] = {}
+        self._stack: dict[str, Any] = {}
+        self._props: dict[str, list[Any]] = {}
+        self._rule_sets: dict[tuple[str, int], Any] = {}
+
+    def connection(self, gn: str) -> Any:
+        """An open connection to the site, or the text saying why it cannot be read."""
+        from contextlib import ExitStack
+
+        from sites import remote, remote_topology
+
+        if gn not in self._conns:
+            stack = ExitStack()
+            try:
+                self._conns[gn] = stack.enter_context(remote_topology.site_reader(self.links[gn]))
+                self._stack[gn] = stack
+            except remote.RemoteError as exc:
+                self._conns[gn] = f"Site {gn} is unreachable: {exc.field}: {exc.message}"
+            except ValueError as exc:
+                self._conns[gn] = f"Site {gn} is unreachable: password: {exc}"
+        return self._conns[gn]
+
+    def propagations(self, gn: str) -> list[Any]:
+        from sites import remote_topology
+
+        if gn not in self._props:
+            conn = self.connection(gn)
+            self._props[gn] = (
+                [] if isinstance(conn, str) else remote_topology.read_propagations(conn)
+            )
+        return self._props[gn]
+
+    def subscribers(self, gn: str, queue: str) -> list[str]:
+        """The queue's subscribers at the site that are not propagations (its consumers)."""
+        rows = self.connection(gn).execute(
+            "SELECT s.name FROM queues_subscriber s JOIN queues_queue q ON q.id = s.queue_id "
+            "WHERE upper(q.name) = upper(%s) AND NOT EXISTS "
+            "(SELECT 1 FROM jobs_propagation p WHERE p.subscriber_id = s.id) ORDER BY s.name",
+            (queue,),
+        )
+        return [r[0] for r in rows.fetchall()]
+
+    def rule_set(self, gn: str, rule_set_id: int | None) -> Any:
+        from sites import remote_topology
+
+        if rule_set_id is None:
+            return None
+        key = (gn, rule_set_id)
+        if key not in self._rule_sets:
+            got = remote_topology.read_rule_set(self.connection(gn), rule_set_id)
+            self._rule_sets[key] = remote_topology.rule_set_spec(got) if got else None
+        return self._rule_sets[key]
+
+    def close(self) -> None:
+        for stack in self._stack.values():
+            stack.close()
 
 
 def _as_dequeued(msg: Any) -> Any:

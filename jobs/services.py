@@ -160,20 +160,28 @@ def _check_source(source: Queue) -> None:
 def _check_remote(source: Queue | None, destination: str) -> tuple[str, DatabaseLink]:
     """A QUEUE@LINK destination: its link exists, its site has the queue, it takes the source's
     payloads, and no other propagation goes from the source to it."""
-    from sites.selectors import remote_destination
+    from sites.selectors import database_link_names_to_site, remote_destination
 
     field = "destination_queue"
     if source is None:
         raise DomainError("Choose a source queue.", field="source_queue")
     queue, link = remote_destination(destination, field=field)
     _check_source(source)
+    # One propagation per (source, destination queue), the destination known by its site's
+    # global name: through another link to the same site it is the same queue, and a second
+    # propagation would deliver every message twice.
     existing = Propagation.objects.filter(
-        source_queue=source, destination_dblink=link.name, destination_remote_queue=queue
+        source_queue=source,
+        destination_dblink__in=database_link_names_to_site(link.remote_global_name),
+        destination_remote_queue=queue,
     ).first()
     if existing is not None:
+        same = existing.destination_dblink == link.name
         raise Conflict(
             f"Propagation {existing.name} already goes from {source.name} to "
-            f"{queue}@{link.name}; only one propagation is allowed per pair.",
+            f"{queue}@{existing.destination_dblink}"
+            + ("" if same else f", the same queue at site {link.remote_global_name}")
+            + "; only one propagation is allowed per pair.",
             field=field,
         )
     remote_queue_check(source, queue, link, field=field)

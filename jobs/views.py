@@ -281,7 +281,7 @@ def topology(request: HttpRequest) -> HttpResponse:
         request,
         "jobs/topology.html",
         {
-            "graph": {"nodes": graph["nodes"], "edges": edges},
+            "graph": {**graph, "edges": edges},
             "states": ScheduleState.values,
             "q": request.GET.get("q", "")[:128],
             "title": "Topology",

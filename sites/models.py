@@ -107,6 +107,47 @@ class DbaDbLink(models.Model):
         return self.db_link
 
 
+class AllDbLink(models.Model):
+    """ALL_DB_LINKS: the links the requesting user may use, their own and the PUBLIC ones
+    (the view holds every link; ``core.status`` filters it per user on ``owner_id``)."""
+
+    link_id = models.BigIntegerField(primary_key=True)
+    owner_id = models.IntegerField(null=True)
+    owner = models.CharField(max_length=150)
+    db_link = models.CharField(max_length=128)
+    username = models.CharField(max_length=63)
+    host = models.CharField(max_length=400)
+    created = models.DateTimeField()
+
+    class Meta:
+        managed = False
+        db_table = "all_db_links"
+        ordering = ["db_link"]
+
+    def __str__(self) -> str:
+        return self.db_link
+
+
+class UserDbLink(models.Model):
+    """USER_DB_LINKS: the links the requesting user owns (Oracle's PASSWORD column is left
+    out: the password is never shown)."""
+
+    link_id = models.BigIntegerField(primary_key=True)
+    owner_id = models.IntegerField(null=True)
+    db_link = models.CharField(max_length=128)
+    username = models.CharField(max_length=63)
+    host = models.CharField(max_length=400)
+    created = models.DateTimeField()
+
+    class Meta:
+        managed = False
+        db_table = "user_db_links"
+        ordering = ["db_link"]
+
+    def __str__(self) -> str:
+        return self.db_link
+
+
 class GlobalName(models.Model):
     site_id = models.SmallIntegerField(primary_key=True)
     global_name = models.CharField(max_length=255)

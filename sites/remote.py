@@ -112,10 +112,24 @@ def _connect_fault(exc: psycopg.Error, endpoint: Endpoint) -> RemoteError:
     return RemoteError(text, field=field)
 
 
-def connect(endpoint: Endpoint, *, autocommit: bool = True) -> psycopg.Connection:
-    """A new connection to the site (the caller closes it); RemoteError when refused."""
+def connect(
+    endpoint: Endpoint, *, autocommit: bool = True, read_timeout_s: int | None = None
+) -> psycopg.Connection:
+    """A new connection to the site (the caller closes it); RemoteError when refused.
+
+    ``read_timeout_s`` makes a read-only connection for pages that read the site (the topology
+    graph, "trace a message"): that connect timeout, statement timeout and TCP user timeout, so
+    a slow or vanished site costs a page that long, never a hang."""
+    conninfo = endpoint.conninfo()
+    if read_timeout_s is not None:
+        ms = read_timeout_s * 1000
+        conninfo = make_conninfo(
+            endpoint.conninfo(connect_timeout=read_timeout_s),
+            options=f"-c statement_timeout={ms} -c default_transaction_read_only=on",
+            tcp_user_timeout=str(ms),
+        )
     try:
-        return psycopg.connect(endpoint.conninfo(), autocommit=autocommit)
+        return psycopg.connect(conninfo, autocommit=autocommit)
     except psycopg.Error as exc:
         raise _connect_fault(exc, endpoint) from exc
 

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.contrib.postgres.fields import ArrayField
+from django.db.models import CharField, QuerySet
+from django.db.models.expressions import RawSQL
 
 from core.exceptions import DomainError
 from sites.models import DatabaseLink
@@ -15,8 +17,32 @@ def local_global_name() -> str:
     return str(settings.AQ_GLOBAL_NAME)
 
 
+# The other links that reach the same site (the same global name): Oracle allows several links
+# to one database (different users at the remote, with different grants); the pages and the API
+# show them so that nobody takes two links for two sites.
+_SAME_SITE_SQL = """
+(SELECT coalesce(array_agg(o.name ORDER BY o.name), '{}') FROM sites_databaselink o
+ WHERE o.remote_global_name = sites_databaselink.remote_global_name
+   AND o.id <> sites_databaselink.id)
+"""
+
+
 def database_link_list() -> QuerySet[DatabaseLink]:
-    return DatabaseLink.objects.select_related("owner").order_by("name")
+    """The links with ``same_site_links``: the names of the other links to the same site."""
+    return (
+        DatabaseLink.objects.select_related("owner")
+        .annotate(same_site_links=RawSQL(_SAME_SITE_SQL, (), output_field=ArrayField(CharField())))
+        .order_by("name")
+    )
+
+
+def database_link_names_to_site(global_name: str) -> list[str]:
+    """The names of every link here that reaches the site called ``global_name``."""
+    return list(
+        DatabaseLink.objects.filter(remote_global_name=global_name)
+        .order_by("name")
+        .values_list("name", flat=True)
+    )
 
 
 def database_link_get(name: str, *, field: str = "link") -> DatabaseLink:

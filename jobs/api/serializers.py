@@ -424,11 +424,16 @@ class AttentionSerializer(serializers.Serializer):
 
 class TopologyNodeSerializer(serializers.Serializer):
     id = serializers.CharField()
-    name = serializers.CharField()
-    depth = serializers.IntegerField()
+    name = serializers.CharField(help_text="A queue here, or QUEUE@LINK at a linked site.")
+    depth = serializers.IntegerField(
+        allow_null=True, help_text="READY messages; null for a remote queue not read."
+    )
     table = serializers.CharField()
-    kind = serializers.CharField()
+    kind = serializers.CharField(help_text="NORMAL_QUEUE, EXCEPTION_QUEUE, or REMOTE.")
     url = serializers.CharField()
+    site = serializers.CharField(required=False, help_text="Its site's global name.")
+    parent = serializers.CharField(required=False, help_text="Its site group's id.")
+    queue = serializers.CharField(required=False, help_text="A remote queue's own name.")
 
 
 class TopologyEdgeSerializer(serializers.Serializer):
@@ -440,14 +445,41 @@ class TopologyEdgeSerializer(serializers.Serializer):
     colour = serializers.CharField()
     rate = serializers.FloatField()
     backlog = serializers.IntegerField()
-    url = serializers.CharField()
+    url = serializers.CharField(help_text="Empty for a propagation defined at another site.")
+    remote = serializers.BooleanField(help_text="Its destination is QUEUE@LINK.")
+    dblink = serializers.CharField(allow_blank=True)
+    destination = serializers.CharField()
+    cycle = serializers.BooleanField(help_text="On a directed cycle (A -> B -> A).")
+    site = serializers.CharField(required=False, help_text="Where it is defined.")
+    read_through = serializers.CharField(
+        required=False, help_text="The link here through which another site's edge was read."
+    )
+
+
+class TopologySiteSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    global_name = serializers.CharField()
+    local = serializers.BooleanField()
+    links = serializers.ListField(child=serializers.CharField())
+    reachable = serializers.BooleanField(
+        allow_null=True, help_text="null: not read (nothing here reaches it)."
+    )
+    error = serializers.CharField(allow_blank=True)
+
+
+class TopologyCycleSerializer(serializers.Serializer):
+    nodes = serializers.ListField(child=serializers.CharField())
+    edges = serializers.ListField(child=serializers.CharField())
+    sites = serializers.ListField(child=serializers.CharField())
 
 
 class TopologySerializer(serializers.Serializer):
-    """Queues as nodes, propagations as edges (selectors.topology)."""
+    """Queues as nodes, propagations as edges, sites as groups (selectors.topology)."""
 
     nodes = TopologyNodeSerializer(many=True)
     edges = TopologyEdgeSerializer(many=True)
+    sites = TopologySiteSerializer(many=True, help_text="Empty when there are no links.")
+    cycles = TopologyCycleSerializer(many=True)
 
 
 class TraceSerializer(serializers.Serializer):

@@ -19,6 +19,15 @@ class DatabaseLinkSerializer(serializers.ModelSerializer):
         help_text=f"{crypto.MASK} when one is stored, empty when none; never the password."
     )
 
+    same_site_links = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        default=list,
+        help_text="Other links here that reach the same site (the same global name): allowed, "
+        "as Oracle allows several links to one database; a propagation may not go from one "
+        "source to one queue there through two of them.",
+    )
+
     class Meta:
         model = DatabaseLink
         fields = [
@@ -33,6 +42,7 @@ class DatabaseLinkSerializer(serializers.ModelSerializer):
             "sslmode",
             "sslrootcert",
             "remote_global_name",
+            "same_site_links",
             "comment",
             "created",
             "updated",

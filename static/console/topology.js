@@ -4,7 +4,11 @@
    The first picture comes with the page (json_script). Every few seconds the same URL is asked
    for ?format=json and the elements' data are updated in place: colours, labels and sizes change,
    positions do not, so the picture an operator is reading never jumps. Only when queues appear
-   does the layout run again. The instance is window.aqGraph (the browser tests read it). */
+   does the layout run again. The instance is window.aqGraph (the browser tests read it).
+
+   With database links, sites are compound nodes ("groups"): this site's queues in one, each
+   linked site's QUEUE@LINK nodes in another (a dashed red border when the site could not be
+   read); edges on a cycle (A -> B -> A) have an orange halo and a "cycle" label. */
 (function () {
   "use strict";
 
@@ -36,15 +40,36 @@
   const nodeSize = (depth) => 24 + 12 * Math.log10(1 + Math.max(0, depth));
 
   function nodeData(n) {
-    return {
+    const data = {
       id: n.id,
       name: n.name,
       depth: n.depth,
       kind: n.kind,
       table: n.table,
       url: n.url,
-      label: `${n.name} (${n.depth})`,
-      size: nodeSize(n.depth),
+      site: n.site || "",
+      // A remote queue whose site was not read has no depth: its name alone.
+      label: n.depth == null ? n.name : `${n.name} (${n.depth})`,
+      size: nodeSize(n.depth || 0),
+    };
+    if (n.parent) data.parent = n.parent;
+    return data;
+  }
+
+  function siteData(s) {
+    let label = s.local ? `${s.global_name} (this site)` : s.global_name;
+    if (s.reachable === false) label += " — unreachable";
+    return {
+      id: s.id,
+      name: s.global_name,
+      label: label,
+      isSite: true,
+      local: !!s.local,
+      links: (s.links || []).join(", "),
+      unreachable: s.reachable === false,
+      error: s.error || "",
+      size: 0,
+      depth: 0,
     };
   }
 
@@ -59,13 +84,21 @@
       rate: rate,
       backlog: e.backlog,
       url: e.url,
+      remote: !!e.remote,
+      cycle: !!e.cycle,
+      site: e.site || "",
+      readThrough: e.read_through || "",
       color: HEX[e.colour] || HEX.secondary,
-      label: `${rate.toFixed(1)}/s` + (e.backlog ? ` · ${e.backlog} behind` : ""),
+      label:
+        (e.read_through ? e.state : `${rate.toFixed(1)}/s`) +
+        (e.backlog ? ` · ${e.backlog} behind` : "") +
+        (e.cycle ? " · cycle" : ""),
     };
   }
 
   function elements(graph) {
     return [
+      ...(graph.sites || []).map((s) => ({ group: "nodes", data: siteData(s) })),
       ...graph.nodes.map((n) => ({ group: "nodes", data: nodeData(n) })),
       ...graph.edges.map((e) => ({ group: "edges", data: edgeData(e) })),
     ];
@@ -159,6 +192,37 @@
         style: { "line-style": "dashed" },
       },
       { selector: 'edge[state = "failed"], edge[state = "stuck"]', style: { width: 4 } },
+      {
+        selector: "node[?isSite]",
+        style: {
+          shape: "round-rectangle",
+          "background-color": "#f8f9fa",
+          "background-opacity": 0.6,
+          "border-width": 1.5,
+          "border-color": "#6c757d",
+          "border-style": "solid",
+          "text-valign": "top",
+          "text-halign": "center",
+          "text-margin-y": -4,
+          "font-size": 12,
+          "font-weight": "bold",
+          padding: 18,
+        },
+      },
+      { selector: "node[?local]", style: { "border-color": HEX.primary } },
+      {
+        selector: "node[?unreachable]",
+        style: { "border-color": HEX.danger, "border-style": "dashed", color: HEX.danger },
+      },
+      {
+        selector: 'node[kind = "REMOTE"]',
+        style: { shape: "round-rectangle", "background-color": "#e2e3e5" },
+      },
+      {
+        // On a cycle (A -> B -> A): an orange halo under the line, whatever its state colour.
+        selector: "edge[?cycle]",
+        style: { "underlay-color": "#fd7e14", "underlay-opacity": 0.35, "underlay-padding": 4 },
+      },
       { selector: "node.match", style: { "border-width": 4, "border-color": "#fd7e14" } },
       { selector: ".hidden", style: { display: "none" } },
       { selector: "node.landmark", style: { "font-size": "data(landmarkPx)", "z-index": 10 } },
@@ -216,6 +280,13 @@
   let positions = null; // the whole graph's positions, kept while a filter shows a part of it
 
   function arrange() {
+    // Breadthfirst does not place compound nodes; with site groups the force-directed layout
+    // (which keeps each group's queues together) draws the whole picture.
+    if (cy.nodes(":parent").nonempty()) {
+      cy.layout({ ...FORCE, nestingFactor: 1.2, idealEdgeLength: 64 }).run();
+      markLandmarks();
+      return;
+    }
     cy.layout(FLOW).run();
     if (readable()) return markLandmarks();
     cy.layout(FORCE).run();
@@ -236,14 +307,26 @@
   }
   function describe(ele) {
     const d = ele.data();
+    if (ele.isNode() && d.isSite) {
+      const where = d.local ? "this site" : `database links: ${esc(d.links || "none here")}`;
+      const state = d.unreachable ? `<br><span class="text-danger">unreachable: ${esc(d.error)}</span>` : "";
+      return `<strong>Site ${esc(d.name)}</strong><br>${where}${state}`;
+    }
+    if (ele.isNode() && d.kind === "REMOTE") {
+      const depth = d.depth == null ? "depth not read" : `${d.depth} ready`;
+      return `<strong>Queue ${esc(d.name)}</strong><br>at site ${esc(d.site)}<br>${depth}`;
+    }
     if (ele.isNode()) {
       return `<strong>Queue ${esc(d.name)}</strong><br>${d.depth} ready<br>table ${esc(d.table)}`;
     }
     const src = cy.getElementById(d.source).data("name");
     const dst = cy.getElementById(d.target).data("name");
+    const at = d.readThrough ? `<br>defined at ${esc(d.site)} (read through ${esc(d.readThrough)})` : "";
     return (
       `<strong>Propagation ${esc(d.name)}</strong><br>${esc(src)} → ${esc(dst)}` +
-      `<br>state ${esc(d.state)}<br>${d.rate.toFixed(1)} messages/s<br>${d.backlog} behind`
+      `<br>state ${esc(d.state)}<br>${d.rate.toFixed(1)} messages/s<br>${d.backlog} behind` +
+      at +
+      (d.cycle ? "<br><strong>on a cycle</strong>" : "")
     );
   }
   cy.on("mouseover", "node, edge", (evt) => {
@@ -343,12 +426,25 @@
     }
     const seen = new Set();
     const added = [];
+    const moved = [];
     cy.batch(() => {
+      for (const site of graph.sites || []) {
+        seen.add(site.id);
+        const ele = cy.getElementById(site.id);
+        if (ele.nonempty()) ele.data(siteData(site));
+        else added.push({ group: "nodes", data: siteData(site) });
+      }
       for (const n of graph.nodes) {
         seen.add(n.id);
         const ele = cy.getElementById(n.id);
-        if (ele.nonempty()) ele.data(nodeData(n));
-        else added.push({ group: "nodes", data: nodeData(n) });
+        if (ele.nonempty()) {
+          const data = nodeData(n);
+          const parent = data.parent || null;
+          delete data.parent; // a parent is changed with move(), not data()
+          ele.data(data);
+          const now = ele.parent().nonempty() ? ele.parent().id() : null;
+          if (now !== parent) moved.push([ele, parent]);
+        } else added.push({ group: "nodes", data: nodeData(n) });
       }
       for (const e of graph.edges) {
         seen.add(e.id);
@@ -361,7 +457,8 @@
         .remove();
       if (added.length) cy.add(added);
     });
-    if (added.some((el) => el.group === "nodes")) {
+    for (const [ele, parent] of moved) ele.move({ parent });
+    if (moved.length || added.some((el) => el.group === "nodes")) {
       positions = null;
       arrange();
       applyFilter(true);
@@ -371,7 +468,9 @@
     window.aqGraphRefreshes += 1;
     if (status) {
       status.textContent =
-        `${graph.nodes.length} queues, ${graph.edges.length} propagations; ` +
+        `${graph.nodes.length} queues, ${graph.edges.length} propagations` +
+        ((graph.sites || []).length ? `, ${graph.sites.length} sites` : "") +
+        "; " +
         `updated ${new Date().toLocaleTimeString()}.`;
     }
   }

@@ -30,8 +30,9 @@ if not Queue.objects.filter(name="REMOTE_IN").exists():
 """
 
 
-def remote_queues(server: SiteServer) -> None:
-    """REMOTE_IN (ANY, single consumer) and REMOTE_TYPED (ORDER) at site_b; idempotent."""
+def run_at_site_b(server: SiteServer, code: str, what: str) -> None:
+    """Run ``code`` in a ``manage.py shell`` whose database is site_b (this project's own
+    services, as that site would run them)."""
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("AQ_")},
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:{server.port}/site_b",
@@ -39,7 +40,7 @@ def remote_queues(server: SiteServer) -> None:
         "AQ_GLOBAL_NAME": SITE_B,
     }
     done = subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", _MAKE],
+        [sys.executable, "manage.py", "shell", "-c", code],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -47,7 +48,12 @@ def remote_queues(server: SiteServer) -> None:
         timeout=120,
         stdin=subprocess.DEVNULL,
     )
-    assert done.returncode == 0, f"making the remote queues failed:\n{done.stderr}"
+    assert done.returncode == 0, f"{what} failed:\n{done.stderr}"
+
+
+def remote_queues(server: SiteServer) -> None:
+    """REMOTE_IN (ANY, single consumer) and REMOTE_TYPED (ORDER) at site_b; idempotent."""
+    run_at_site_b(server, _MAKE, "making the remote queues")
     with server.admin("site_b") as conn:
         conn.execute(
             f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {SITE_USER}"
@@ -75,3 +81,47 @@ def remote_receipts(server: SiteServer, stream: str) -> int:
 
 def site_b_conn(server: SiteServer) -> psycopg.Connection:
     return psycopg.connect(server.pg.conninfo("site_b"))
+
+
+_MAKE_HUB = """
+from jobs import services as js
+from jobs.models import Propagation
+from queues import services as qs
+from queues.models import Queue
+from rules import services as rs
+from sites.models import DatabaseLink
+if not Queue.objects.filter(name="B_HUB").exists():
+    qt = qs.queue_table_create(
+        user=None, name="QT_B_HUB", sort_order="enq_time", multiple_consumers=True
+    )
+    hub = qs.queue_create(user=None, name="B_HUB", queue_table=qt)
+    dest = qs.queue_create(user=None, name="B_LOCAL", queue_table=qt)
+    eu = rs.rule_set_create(user=None, name="B_ONLY_EU")
+    rule = rs.rule_create(user=None, name="B_ONLY_EU_R0", condition=":msg.region = 'EU'")
+    rs.rule_set_add_rule(user=None, rule_set=eu, rule=rule)
+    js.propagation_create(
+        user=None, name="B_HUB_TO_LOCAL", source_queue=hub, destination_queue=dest,
+        positive_rule_set=eu,
+    )
+    # The link back to A is written as rows: reading B's topology needs only its name and the
+    # global name it reaches (A's test database is not visible to this process).
+    DatabaseLink.objects.create(
+        name="BACK_TO_A", host="127.0.0.1", port=1, database="a", username="nobody",
+        remote_global_name={a!r},
+    )
+    sub = qs.subscriber_add(user=None, queue=hub, name="B_HUB_TO_A", address="SRC@BACK_TO_A")
+    Propagation.objects.create(
+        name="B_HUB_TO_A", source_queue=hub, destination_dblink="BACK_TO_A",
+        destination_remote_queue="SRC", subscriber=sub,
+    )
+"""
+
+
+def remote_hub(server: SiteServer, a_global_name: str) -> None:
+    """At site_b (idempotent): B_HUB (multi-consumer) with B_HUB_TO_LOCAL → B_LOCAL (positive
+    rule set B_ONLY_EU: ``:msg.region = 'EU'``) and B_HUB_TO_A → SRC@BACK_TO_A, a link at B
+    whose site is ``a_global_name`` (the test's own site): A → B → A."""
+    remote_queues(server)
+    run_at_site_b(server, _MAKE_HUB.replace("{a!r}", repr(a_global_name)), "making B_HUB")
+    with server.admin("site_b") as conn:
+        conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {SITE_USER}")

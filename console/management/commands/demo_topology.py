@@ -6,6 +6,12 @@ propagations (rule-routed, negative-ruled, windowed), and a few
 dozen messages, some delayed, some prioritised, some expiring, two in an exception queue after
 failed attempts and one row/DDL change-record stream. Running the command again does nothing once
 any demo queue table exists, so ``scripts/run-console.sh`` calls it on every start.
+
+A second site (console/demo_site.py): another database on the same PostgreSQL server, migrated
+with its own global name and holding EVENTS_IN; the demo links to it (DEMO_SITE2) and
+propagates new orders from EVENTS to EVENTS_IN@DEMO_SITE2, so the first run shows messages
+crossing databases once the worker runs. Where the server refuses to create the database, the
+demo goes on without it and says so (``--without-second-site`` skips it on purpose).
 """
 
 from __future__ import annotations
@@ -320,8 +326,20 @@ class _Counts:
     failed: list[str] = field(default_factory=list)
 
 
+SECOND_SITE_LINK = "DEMO_SITE2"
+# (name, positive rule): from EVENTS to EVENTS_IN at the second site.
+REMOTE_PROPAGATION = ("EVENTS_TO_SITE2", ":msg.event = 'order_placed'")
+
+
 class Command(BaseCommand):
     help = "Load the demo topology (queue tables, queues, subscribers, messages); idempotent."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--without-second-site",
+            action="store_true",
+            help="Do not create the second site, its database link and remote propagation.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         names = [qt.name for qt in TOPOLOGY]
@@ -329,12 +347,19 @@ class Command(BaseCommand):
             if self._give_the_default_agent_a_user():
                 # A demo loaded before STARTUP needed an agent user: run-console starts it.
                 self.stdout.write("DEFAULT_AGENT had no agent user; it runs as the console's.")
+            if not options["without_second_site"] and self._add_second_site_later():
+                return
             self.stdout.write("Demo topology already loaded; nothing to do.")
             return
         counts = _Counts()
+        # Outside the transaction: another database, made by other processes, then a link whose
+        # creation asks that site for its global name.
+        link = None if options["without_second_site"] else self._second_site()
         with transaction.atomic():
             self._create_topology()
             self._create_propagations()
+            if link is not None:
+                self._create_remote_propagation(link)
             self._create_gateway()
             for queue, messages in demo_messages().items():
                 services.message_enqueue(user=None, queue=queue, messages=messages)
@@ -349,6 +374,92 @@ class Command(BaseCommand):
                 f"({len(counts.failed)} moved to an exception queue, "
                 f"{consumed} event copies consumed)."
             )
+        )
+        if link is not None:
+            self.stdout.write(
+                f"Second site {link.remote_global_name} (database {link.database}): new orders "
+                f"in EVENTS cross to EVENTS_IN@{link.name} when the propagation worker runs."
+            )
+
+    def _second_site(self) -> Any:
+        """The second site's database, migrated, with its queue, and the link to it; None (with
+        a printed note) when this server cannot hold it."""
+        from console import demo_site
+        from core.exceptions import DomainError
+        from sites import services as site_services
+        from sites.models import DatabaseLink
+
+        if (link := DatabaseLink.objects.filter(name=SECOND_SITE_LINK).first()) is not None:
+            return link
+        self.stdout.write("Preparing the demo's second site (a database on the same server)...")
+        try:
+            site = demo_site.second_site_prepare()
+            return site_services.database_link_create(
+                user=None,
+                name=SECOND_SITE_LINK,
+                host=site.host,
+                port=site.port,
+                database=site.database,
+                username=site.username,
+                password=site.password,
+                comment="Demo: the second site, a database on the same PostgreSQL server.",
+            )
+        except (demo_site.Skipped, DomainError) as exc:
+            self.stdout.write(
+                self.style.WARNING(f"No second site in the demo (remote part skipped): {exc}")
+            )
+            return None
+
+    def _add_second_site_later(self) -> bool:
+        """A demo loaded without its second site (before there was one, or on a server that
+        refused CREATE DATABASE) gets it now, with two new orders to carry across."""
+        from jobs.models import Propagation
+
+        if Propagation.objects.filter(name=REMOTE_PROPAGATION[0]).exists():
+            return False
+        if not Queue.objects.filter(name="EVENTS").exists():
+            return False
+        link = self._second_site()
+        if link is None:
+            return False
+        with transaction.atomic():
+            self._create_remote_propagation(link)
+            services.message_enqueue(
+                user=None,
+                queue="EVENTS",
+                messages=[
+                    engine.NewMessage(
+                        payload={"event": "order_placed", "order": f"ORD-{n}"},
+                        priority=2,
+                        correlation=f"EV-{n}",
+                        sender="WEBSHOP",
+                    )
+                    for n in (2001, 2002)
+                ],
+            )
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Demo topology already loaded; added its second site {link.remote_global_name}: "
+                f"two new orders in EVENTS cross to EVENTS_IN@{link.name} when the worker runs."
+            )
+        )
+        return True
+
+    def _create_remote_propagation(self, link: Any) -> None:
+        from jobs import services as jobs_services
+        from rules import services as rules_services
+
+        name, condition = REMOTE_PROPAGATION
+        rs = rules_services.rule_set_create(user=None, name=f"{name}_POS")
+        rule = rules_services.rule_create(user=None, name=f"{name}_RULE", condition=condition)
+        rules_services.rule_set_add_rule(user=None, rule_set=rs, rule=rule)
+        jobs_services.propagation_create(
+            user=None,
+            name=name,
+            source_queue=Queue.objects.get(name="EVENTS"),
+            destination_queue=f"EVENTS_IN@{link.name}",
+            positive_rule_set=rs,
+            latency=1,
         )
 
     def _create_propagations(self) -> None:
