@@ -27,11 +27,17 @@ if not Queue.objects.filter(name="REMOTE_IN").exists():
         payload_schema={ORDER_SCHEMA!r},
     )
     qs.queue_create(user=None, name="REMOTE_TYPED", queue_table=qt)
+# Destinations of the queue-to-dblink tests (several queues at one site).
+if not Queue.objects.filter(name="REMOTE_A").exists():
+    qt = qs.queue_table_create(user=None, name="QT_REMOTE_MORE", sort_order="enq_time")
+    for name in ("REMOTE_A", "REMOTE_B", "REMOTE_Q"):
+        qs.queue_create(user=None, name=name, queue_table=qt)
 """
 
 
 def remote_queues(server: SiteServer) -> None:
-    """REMOTE_IN (ANY, single consumer) and REMOTE_TYPED (ORDER) at site_b; idempotent."""
+    """REMOTE_IN (ANY, single consumer), REMOTE_TYPED (ORDER) and REMOTE_A, REMOTE_B and
+    REMOTE_Q (ANY, single consumer) at site_b; idempotent."""
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("AQ_")},
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:{server.port}/site_b",
