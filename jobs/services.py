@@ -296,8 +296,10 @@ def _job_to_join(
             f"{where} exists; a queue-to-dblink propagation joins it (omit schedule=false).",
             field="schedule",
         )
-    given = _schedule_values(**params)
-    for key in params:
+    # Empty values are omitted ones (the page sends every field, empty when left blank).
+    asked = {k: v for k, v in params.items() if v is not None and v != ""}
+    given = _schedule_values(**asked)
+    for key in asked:
         have, want = getattr(job, key), given[key]
         if have != want:
             raise DomainError(

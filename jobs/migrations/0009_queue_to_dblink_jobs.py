@@ -40,12 +40,18 @@ LEFT JOIN queues_queue dq ON dq.id = p.destination_queue_id
 LEFT JOIN queues_queuetable dqt ON dqt.id = dq.queue_table_id
 LEFT JOIN jobs_schedule_totals t ON t.propagation_id = p.id
 -- What the source still keeps for this destination (ensured delivery, spec/queues.md §2.7):
--- the copies of its subscriber, and the oldest of their messages.
+-- its subscriber's copies, counted on their index, and the enqueue time of the next message it
+-- will take (the head in dequeue order, on aq_message_dequeue_v2, as the propagation list's
+-- "oldest"; for an enq_time-ordered queue the oldest), not a join of every copy.
 CROSS JOIN LATERAL (
-    SELECT count(*) AS n, min(m.enq_time) AS oldest
-    FROM aq_message_consumer mc
-    JOIN aq_message m ON m.queue_table_id = mc.queue_table_id AND m.id = mc.message_id
-    WHERE mc.queue_table_id = sq.queue_table_id AND mc.subscriber_id = p.subscriber_id
+    SELECT (SELECT count(*) FROM aq_message_consumer mc
+            WHERE mc.subscriber_id = p.subscriber_id) AS n,
+           (SELECT m.enq_time FROM aq_message m
+            JOIN aq_message_consumer mc ON mc.message_id = m.id
+             AND mc.subscriber_id = p.subscriber_id
+            WHERE m.queue_id = p.source_queue_id AND m.state = 'READY'
+              AND m.commit_seq IS NOT NULL
+            ORDER BY m.sort_pri, m.commit_seq, m.id LIMIT 1) AS oldest
 ) u;
 
 DROP VIEW IF EXISTS v_propagation_receiver;
