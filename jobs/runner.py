@@ -886,8 +886,21 @@ class RemoteSide:
         except psycopg.Error as exc:
             self._fail(" ".join(str(exc).split()))
 
+    def send(self, out: list[engine.NewMessage], ids: list[int]) -> int:
+        """Enqueue ``out`` (source ids ``ids``) into the destination queue at the remote and
+        commit there; returns how many were new there."""
+        assert self.dest is not None
+        where = f"{self.target.queue}@{self.target.link}"
+        dest = (self.dest,)
+        return self._send(
+            [engine.Arrival(i, m, dest) for m, i in zip(out, ids, strict=True)], where
+        )
+
     def send_job(self, arrivals: list[engine.Arrival]) -> int:
         """A job's batch: each message once, for its queues there; committed there on return."""
+        return self._send(arrivals, f"job {self.stream}")
+
+    def _send(self, arrivals: list[engine.Arrival], where: str) -> int:
         if not arrivals and not self.forget:
             return 0
         assert self.conn is not None
@@ -899,31 +912,6 @@ class RemoteSide:
                 stream=self.stream,
                 forget=self.forget,
                 user=self.topo.name,
-                delivery_mode=engine.PERSISTENT,
-                source_queue=self.topo.source.name,
-            )
-            self.conn.commit()
-        except Exception as exc:  # any refusal there is this batch's failure
-            text = " ".join(str(exc).split()) or type(exc).__name__
-            self._fail(f"job {self.stream} refused the batch: {text}")
-        self.forget = []
-        return n
-
-    def send(self, out: list[engine.NewMessage], ids: list[int]) -> int:
-        """Enqueue ``out`` at the remote and commit there; returns how many were new there."""
-        if not out and not self.forget:
-            return 0
-        assert self.conn is not None and self.dest is not None
-        try:
-            n = engine.receive(
-                self.conn,
-                self.dest,
-                out,
-                ids,
-                source_site=self.site,
-                stream=self.topo.name,
-                forget=self.forget,
-                user=self.topo.name,
                 # Crossing databases, every message is persistent: a buffer is one site's memory.
                 delivery_mode=engine.PERSISTENT,
                 source_queue=self.topo.source.name,
@@ -931,7 +919,7 @@ class RemoteSide:
             self.conn.commit()
         except Exception as exc:  # any refusal there is this batch's failure
             text = " ".join(str(exc).split()) or type(exc).__name__
-            self._fail(f"{self.target.queue}@{self.target.link} refused the batch: {text}")
+            self._fail(f"{where} refused the batch: {text}")
         self.forget = []
         return n
 
