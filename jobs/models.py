@@ -108,6 +108,31 @@ class Propagation(models.Model):
             return f"{self.destination_remote_queue}@{self.destination_dblink}"
         return self.destination_queue.name if self.destination_queue else ""
 
+    @property
+    def shares_job(self) -> bool:
+        """Queue-to-dblink (spec/queues.md §2.4): one job and schedule per (source queue,
+        link), shared by every such propagation. A local propagation has no link to share."""
+        return not self.queue_to_queue and self.is_remote
+
+    @property
+    def job_name(self) -> str:
+        """The job's identity: the propagation's name, or SOURCE_QUEUE@LINK for a shared job
+        (also the receipt stream at the destination site)."""
+        if self.shares_job:
+            return f"{self.source_queue.name}@{self.destination_dblink}"
+        return self.name
+
+    def job_members(self) -> models.QuerySet[Propagation]:
+        """The propagations sharing this one's job, itself included, in id order (the first
+        one's row holds the job: its runs are the job's runs)."""
+        if not self.shares_job:
+            return Propagation.objects.filter(pk=self.pk)
+        return Propagation.objects.filter(
+            queue_to_queue=False,
+            source_queue_id=self.source_queue_id,
+            destination_dblink=self.destination_dblink,
+        ).order_by("pk")
+
 
 class PropagationSchedule(models.Model):
     """DBMS_AQADM.SCHEDULE_PROPAGATION's parameters plus the schedule's live bookkeeping."""
@@ -144,7 +169,9 @@ class PropagationSchedule(models.Model):
     window_start = models.DateTimeField(null=True, blank=True)
     window_end = models.DateTimeField(null=True, blank=True)
     next_run_at = models.DateTimeField(null=True, blank=True)
-    run = models.OneToOneField(
+    # The run holding the window. The schedules of a queue-to-dblink job (its propagations
+    # from one source queue over one link) are kept alike and all name the job's one run.
+    run = models.ForeignKey(
         "PropagationRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     failures = models.PositiveIntegerField(default=0)
@@ -478,7 +505,13 @@ class VPropagationSender(models.Model):
     elapsed_dequeue_time = models.FloatField()
     elapsed_rule_time = models.FloatField()
     elapsed_propagation_time = models.FloatField()
+    # Messages the source still keeps for this destination's subscriber (not yet acknowledged
+    # by it: §2.7), and when the oldest of them was enqueued / its age in seconds.
     unacknowledged = models.BigIntegerField()
+    propagation_name = models.CharField(max_length=128)
+    queue_to_queue = models.CharField(max_length=5)
+    oldest_unacknowledged = models.DateTimeField(null=True)
+    oldest_unacknowledged_age = models.FloatField(null=True)
 
     class Meta:
         managed = False
@@ -490,14 +523,20 @@ class VPropagationSender(models.Model):
 
 
 class VPropagationReceiver(models.Model):
-    propagation_id = models.BigIntegerField(primary_key=True)
+    """Per (source site, stream, queue here): local propagations (SRC_DBNAME this site's global
+    name) and arrivals from other sites' remote propagations (their global name; STREAM the
+    propagation's name, or a queue-to-dblink job's SOURCE@LINK)."""
+
+    receiver_id = models.CharField(max_length=32, primary_key=True)
+    propagation_id = models.BigIntegerField(null=True)  # a local propagation only
     src_queue_name = models.CharField(max_length=128)
-    src_dbname = models.CharField(max_length=128)
+    src_dbname = models.CharField(max_length=255)
     dst_queue_name = models.CharField(max_length=128)
     total_msgs = models.BigIntegerField()
     total_bytes = models.BigIntegerField()
     elapsed_enqueue_time = models.FloatField()
     last_received = models.DateTimeField(null=True)
+    stream = models.CharField(max_length=300)
 
     class Meta:
         managed = False

@@ -22,7 +22,7 @@ import os
 import signal
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import astuple, dataclass, field, replace
 from typing import Any, NoReturn
 
 import psycopg
@@ -36,6 +36,25 @@ log = logging.getLogger(__name__)
 
 # Advisory-lock namespace (the two-int key form, a keyspace apart from the engine's bigint locks).
 LOCK_NS = 0x4150  # "AP"
+# A queue-to-dblink job's lock: keyed by (source queue, link), not by a propagation, so the job
+# stays one run at a time when its first propagation is dropped and the next one takes it over.
+LOCK_NS_JOB = 0x4151
+
+_LOCK_KEY_SQL = f"""
+SELECT CASE WHEN NOT queue_to_queue AND destination_dblink <> '' THEN {LOCK_NS_JOB}
+            ELSE {LOCK_NS} END,
+       CASE WHEN NOT queue_to_queue AND destination_dblink <> ''
+            THEN hashtext(source_queue_id::text || '@' || destination_dblink) ELSE id END
+FROM jobs_propagation WHERE id = %s
+"""
+
+
+def lock_key(conn: psycopg.Connection, propagation_id: int) -> tuple[int, int]:
+    """The advisory lock (two-int form) a run of ``propagation_id`` holds for its life."""
+    row = conn.execute(_LOCK_KEY_SQL, (propagation_id,)).fetchone()
+    return (row[0], row[1]) if row is not None else (LOCK_NS, propagation_id)
+
+
 LOCK_WAIT_S = 5.0
 # A run that lost its database waits this long for it to record why it failed.
 RECONNECT_WAIT_S = 15.0
@@ -84,9 +103,10 @@ UPDATE jobs_propagationschedule s SET
             secs => least(%(low)s * power(2, least(s.failures, 60)), %(high)s))
         ELSE now() END
 FROM r
--- Only the schedule that names this run: one created after an unschedule is not this run's,
+-- Only the schedules that name this run: one created after an unschedule is not this run's,
 -- and must neither take its totals nor be row-locked by its end (dispatch skips locked rows).
-WHERE s.propagation_id = r.propagation_id AND s.run_id = r.id
+-- A queue-to-dblink job's rows all name its run: they stay alike.
+WHERE s.run_id = r.id
 RETURNING s.failures, s.enabled
 """
 
@@ -170,6 +190,10 @@ class Topology:
     # batch is one statement (engine.transfer) with no message passing through Python.
     keep_sql: tuple[str, dict[str, Any]] | None = None
     remote: RemoteTarget | None = None
+    # A queue-to-dblink job: its propagations (this one, the job's first, among them), each
+    # with its own subscriber, rule sets and remote queue; empty for any other propagation.
+    members: tuple[Topology, ...] = ()
+    job: str = ""  # the job's identity, SOURCE@LINK: the receipt stream at the remote
 
 
 @dataclass(frozen=True)
@@ -200,13 +224,41 @@ def _keep_sql(pos: Any, neg: Any, transforms: dict[str, Any]) -> tuple[str, dict
     return (" AND ".join(parts) or "TRUE"), params
 
 
+_RELATED = (
+    "subscriber",
+    "positive_rule_set",
+    "negative_rule_set",
+    "source_queue",
+    "destination_queue",
+)
+
+
 def load_topology(conn: psycopg.Connection, propagation_id: int) -> Topology:
     from jobs.models import Propagation
+
+    p = Propagation.objects.select_related(*_RELATED).get(pk=propagation_id)
+    if not p.shares_job:
+        return _load_one(conn, p)
+    members = tuple(
+        _load_one(conn, m) for m in p.job_members().select_related(*_RELATED) if m.enabled
+    )
+    own = _load_one(conn, p)
+    return replace(own, members=members, job=p.job_name, stamps=_job_stamps(p))
+
+
+def _job_stamps(p: Any) -> tuple:
+    """A job's stamps: its members (one added or dropped) and each one's own."""
+    return tuple(
+        (m.pk, m.enabled, _stamps(m))
+        for m in p.job_members().select_related(
+            "positive_rule_set", "negative_rule_set", "source_queue", "destination_queue"
+        )
+    )
+
+
+def _load_one(conn: psycopg.Connection, p: Any) -> Topology:
     from rules.selectors import rule_set_spec, rule_set_transformations
 
-    p = Propagation.objects.select_related(
-        "subscriber", "positive_rule_set", "negative_rule_set", "source_queue", "destination_queue"
-    ).get(pk=propagation_id)
     pos, neg = p.positive_rule_set, p.negative_rule_set
     transforms = rule_set_transformations(pos) if pos is not None else {}
     target = None
@@ -271,7 +323,9 @@ def _current_stamps(propagation_id: int) -> tuple | None:
         .filter(pk=propagation_id)
         .first()
     )
-    return _stamps(p) if p is not None else None
+    if p is None:
+        return None
+    return _job_stamps(p) if p.shares_job else _stamps(p)
 
 
 _BEAT_SQL = """
@@ -351,6 +405,8 @@ class Run:
         for attempt in range(self.cfg["DEADLOCK_RETRIES"] + 1):
             before = replace(self.c)
             try:
+                if self.topo.job:
+                    return self._batch_job()
                 if self.topo.remote is not None:
                     return self._batch_remote()
                 if self.topo.keep_sql is not None and self._fits_in_sql():
@@ -418,8 +474,8 @@ class Run:
             # A batch that commits is a success: the consecutive-failure count starts again.
             conn.execute(
                 "UPDATE jobs_propagationschedule SET failures = 0 "
-                "WHERE propagation_id = %s AND failures > 0",
-                (self.propagation_id,),
+                "WHERE run_id = %s AND failures > 0",
+                (self.run_id,),
             )
         conn.commit()
 
@@ -476,16 +532,19 @@ class Run:
         return len(msgs)
 
     def _decide(
-        self, msgs: list[engine.DequeuedMessage], destination: engine.QueueInfo
+        self,
+        msgs: list[engine.DequeuedMessage],
+        destination: engine.QueueInfo,
+        topo: Topology | None = None,
     ) -> tuple[list[engine.NewMessage], list[str], list[tuple[int, str]], int, int]:
-        """Rules and transformations at the source: the destination copies (with their source
-        delivery modes), the messages that failed (to the exception queue), how many the rules
-        discarded, and the copies' payload bytes."""
+        """Rules and transformations at the source (of ``topo``, default the run's): the
+        destination copies (with their source delivery modes), the messages that failed (to the
+        exception queue), how many the rules discarded, and the copies' payload bytes."""
         from rules.lang import MessageError, message_from_queue
         from rules.lang.pipeline import apply
         from rules.lang.transform import TransformationError
 
-        t = self.topo
+        t = topo or self.topo
         out: list[engine.NewMessage] = []
         modes: list[str] = []
         nbytes = 0
@@ -564,6 +623,99 @@ class Run:
         # Consumed here for good: the remote may forget their receipts (with the next batch).
         side.acknowledged(ids)
         return len(msgs)
+
+    def _batch_job(self) -> int:
+        """One batch of a queue-to-dblink job: the messages any of its propagations' subscribers
+        hold (each subscriber's copies of the same messages, so a message never crosses in two
+        batches), each propagation's rules at the source, then each message sent ONCE to the
+        site with the queues there that take it (engine.receive_fanout: one receipt per message
+        under the job's stream, enqueued into each queue in one remote transaction). Exactly
+        once as for a queue-to-queue batch: commit there, then here."""
+        t, conn = self.topo, self.conn
+        if not t.members:
+            return 0  # every propagation of the job is stopped (the beat ends the run)
+        if self.remote is None:
+            self.remote = RemoteSide(t, conn)
+        side = self.remote
+        dests = side.open_job()
+        t0 = time.perf_counter()
+        ids = engine.pending_for_any(
+            conn,
+            t.source,
+            [m.subscriber_id for m in t.members],
+            batch=self.cfg["BATCH"],
+            delivery_mode=engine.PERSISTENT_OR_BUFFERED,
+        )
+        taken: dict[int, engine.DequeuedMessage] = {}
+        held: dict[int, list[engine.DequeuedMessage]] = {}
+        if ids:
+            for m in t.members:
+                got = engine.dequeue(
+                    conn,
+                    t.source,
+                    mode=engine.REMOVE,
+                    consumer=m.subscriber,
+                    batch=len(ids),
+                    delivery_mode=engine.PERSISTENT_OR_BUFFERED,
+                    in_caller_transaction=True,
+                    msgids=ids,
+                )
+                held[m.propagation_id] = got
+                taken.update((msg.id, msg) for msg in got)
+        if not taken:
+            conn.rollback()
+            return 0
+        t1 = time.perf_counter()
+        # source id -> [(copy, remote queues)]: copies equal for several queues cross once.
+        crossing: dict[int, list[tuple[engine.NewMessage, list[engine.QueueInfo]]]] = {}
+        discarded = 0
+        failed_by: list[tuple[int, int, str]] = []  # (msgid, subscriber id, reason)
+        for m in t.members:
+            # Loop prevention, as for a queue-to-queue batch: consumed here, counted discarded.
+            got, looped = side.not_visited(held.get(m.propagation_id) or [])
+            dest = dests[m.propagation_id]
+            out, _, failed, dropped, _ = self._decide(got, dest, m)
+            discarded += dropped + looped
+            failed_by.extend((mid, m.subscriber_id, why) for mid, why in failed)
+            for nm in out:
+                sid = int(nm.headers["aq$_source_msgid"])
+                copies = crossing.setdefault(sid, [])
+                for copy, queues in copies:
+                    if copy == nm:
+                        queues.append(dest)
+                        break
+                else:
+                    copies.append((nm, [dest]))
+        arrivals = [
+            engine.Arrival(sid, nm, tuple(queues))
+            for sid in sorted(crossing, key=lambda i: astuple(taken[i].position))
+            for nm, queues in crossing[sid]
+        ]
+        t2 = time.perf_counter()
+        side.send_job(arrivals)  # committed at the remote when this returns
+        _test_crash_point()
+        if failed_by:
+            engine.consumer_exception_copies(
+                conn,
+                [f[0] for f in failed_by],
+                [f[1] for f in failed_by],
+                [f[2] for f in failed_by],
+            )
+        t3 = time.perf_counter()
+        c = self.c
+        c.batches += 1
+        c.messages += len(taken)
+        c.propagated += len(crossing)  # messages that crossed, once each
+        if arrivals:
+            c.bytes += len(json.dumps([a.message.payload for a in arrivals])) - 2 * len(arrivals)
+        c.discarded += discarded
+        c.exceptions += len(failed_by)
+        c.dequeue_time += t1 - t0
+        c.rule_time += t2 - t1
+        c.enqueue_time += t3 - t2
+        self._commit_counters()
+        side.acknowledged(list(taken))
+        return len(taken)
 
     def close(self) -> None:
         if self.remote is not None:
@@ -647,6 +799,7 @@ class RemoteSide:
         self.remote_site = topo.remote.global_name
         self.conn: psycopg.Connection | None = None
         self.dest: engine.QueueInfo | None = None
+        self.dests: dict[int, engine.QueueInfo] = {}
         self.forget: list[int] = []  # consumed here: their receipts there may go
 
     def _fail(self, text: str) -> NoReturn:
@@ -658,10 +811,28 @@ class RemoteSide:
     def open(self) -> engine.QueueInfo:
         if self.conn is not None and not self.conn.closed and self.dest is not None:
             return self.dest
+        self._connect()
+        self.dest = self._check_queue(self.target.queue)
+        self._sweep()
+        return self.dest
+
+    def open_job(self) -> dict[int, engine.QueueInfo]:
+        """A queue-to-dblink job's connection: the site checked once, then each of its
+        propagations' queues there. Returns propagation id -> the queue there."""
+        if self.conn is not None and not self.conn.closed and self.dests:
+            return self.dests
+        self._connect()
+        self.dests = {
+            m.propagation_id: self._check_queue(m.remote.queue) for m in self.topo.members
+        }
+        self._sweep()
+        return self.dests
+
+    def _connect(self) -> None:
         from sites import remote
 
         self.close()
-        t, where = self.target, f"{self.target.queue}@{self.target.link}"
+        t = self.target
         try:
             self.conn = remote.connect(t.endpoint, autocommit=False)
             site = remote.read_site(self.conn, t.endpoint)
@@ -671,12 +842,21 @@ class RemoteSide:
                     "link was made"
                 )
             self.remote_site = site.global_name
-            dest = engine.queue_info(self.conn, t.queue)
             self.conn.commit()
         except remote.RemoteError as exc:
             self._fail(f"{exc.message} (link field {exc.field})")
+        except psycopg.Error as exc:
+            self._fail(" ".join(str(exc).split()))
+
+    def _check_queue(self, queue: str) -> engine.QueueInfo:
+        """The destination queue, read again (the remote may have changed it)."""
+        assert self.conn is not None
+        t, where = self.target, f"{queue}@{self.target.link}"
+        try:
+            dest = engine.queue_info(self.conn, queue)
+            self.conn.commit()
         except engine.QueueNotFound:
-            self._fail(f"queue {t.queue} does not exist at {t.global_name}")
+            self._fail(f"queue {queue} does not exist at {t.global_name}")
         except psycopg.Error as exc:
             self._fail(" ".join(str(exc).split()))
         if dest.is_exception or dest.kind != engine.NORMAL_QUEUE:
@@ -688,23 +868,27 @@ class RemoteSide:
         )  # fmt: skip
         if why:
             self._fail(why)
-        self.dest = dest
-        self._sweep()
         return dest
+
+    @property
+    def stream(self) -> str:
+        """The receipts' stream at the remote: the propagation, or a shared job's SOURCE@LINK."""
+        return self.topo.job or self.topo.name
 
     def _sweep(self) -> None:
         """Receipts of messages no longer at the source (consumed by an earlier run whose
         acknowledgement never reached the remote: a crash, a window's end) are forgotten. Runs
-        under the propagation's lock, so no batch of it is in flight."""
+        under the propagation's (or job's) lock, so no batch of it is in flight."""
         assert self.conn is not None
         t = self.topo
+        subs = [m.subscriber_id for m in t.members] if t.members else [t.subscriber_id]
         try:
-            ids = engine.receipts(self.conn, source_site=self.site, stream=t.name)
+            ids = engine.receipts(self.conn, source_site=self.site, stream=self.stream)
             if ids:
-                keep = engine.still_pending(self.local, t.source, t.subscriber_id, ids)
+                keep = engine.still_pending_any(self.local, t.source, subs, ids)
                 engine.forget_receipts(
                     self.conn, [i for i in ids if i not in keep], source_site=self.site,
-                    stream=t.name,
+                    stream=self.stream,
                 )  # fmt: skip
             self.conn.commit()
         except psycopg.Error as exc:
@@ -721,27 +905,39 @@ class RemoteSide:
         return ahead, len(msgs) - len(ahead)
 
     def send(self, out: list[engine.NewMessage], ids: list[int]) -> int:
-        """Enqueue ``out`` at the remote and commit there; returns how many were new there."""
-        if not out and not self.forget:
+        """Enqueue ``out`` (source ids ``ids``) into the destination queue at the remote and
+        commit there; returns how many were new there."""
+        assert self.dest is not None
+        where = f"{self.target.queue}@{self.target.link}"
+        dest = (self.dest,)
+        return self._send(
+            [engine.Arrival(i, m, dest) for m, i in zip(out, ids, strict=True)], where
+        )
+
+    def send_job(self, arrivals: list[engine.Arrival]) -> int:
+        """A job's batch: each message once, for its queues there; committed there on return."""
+        return self._send(arrivals, f"job {self.stream}")
+
+    def _send(self, arrivals: list[engine.Arrival], where: str) -> int:
+        if not arrivals and not self.forget:
             return 0
-        assert self.conn is not None and self.dest is not None
+        assert self.conn is not None
         try:
-            n = engine.receive(
+            n = engine.receive_fanout(
                 self.conn,
-                self.dest,
-                out,
-                ids,
+                arrivals,
                 source_site=self.site,
-                stream=self.topo.name,
+                stream=self.stream,
                 forget=self.forget,
                 user=self.topo.name,
                 # Crossing databases, every message is persistent: a buffer is one site's memory.
                 delivery_mode=engine.PERSISTENT,
+                source_queue=self.topo.source.name,
             )
             self.conn.commit()
         except Exception as exc:  # any refusal there is this batch's failure
             text = " ".join(str(exc).split()) or type(exc).__name__
-            self._fail(f"{self.target.queue}@{self.target.link} refused the batch: {text}")
+            self._fail(f"{where} refused the batch: {text}")
         self.forget = []
         return n
 
@@ -752,7 +948,7 @@ class RemoteSide:
         if self.conn is not None:
             with contextlib.suppress(Exception):
                 self.conn.close()
-        self.conn, self.dest = None, None
+        self.conn, self.dest, self.dests = None, None, {}
 
 
 def _test_crash_point() -> None:
@@ -818,9 +1014,8 @@ def execute(
         # The previous run (or the reaper checking it) may hold the lock for a moment after its
         # finish commits: wait a little before calling the propagation busy.
         deadline = time.monotonic() + LOCK_WAIT_S
-        while not conn.execute(
-            "SELECT pg_try_advisory_lock(%s, %s)", (LOCK_NS, prop_id)
-        ).fetchone()[0]:
+        key = lock_key(conn, prop_id)
+        while not conn.execute("SELECT pg_try_advisory_lock(%s, %s)", key).fetchone()[0]:
             conn.commit()
             if time.monotonic() >= deadline:
                 return "another run of this propagation is alive"

@@ -223,6 +223,7 @@ def propagation_create(
     if isinstance(destination_queue, str):
         remote_queue, link = _check_remote(source_queue, destination_queue)
         destination_queue = None
+        _check_mode(source_queue, link, queue_to_queue)
     else:
         _check_queues(source_queue, destination_queue)
     _check_rule_sets(positive_rule_set, negative_rule_set)
@@ -246,13 +247,76 @@ def propagation_create(
         comment=comment,
     )
     prop.full_clean(exclude=["subscriber"], validate_unique=False, validate_constraints=False)
+    job = _job_to_join(prop, schedule, schedule_params)
+    if job is not None:
+        prop.enabled = job.propagation.enabled  # started and stopped with its job
     sub = queue_services.subscriber_add(user=None, queue=source_queue, name=name, address=address)
     prop.subscriber = sub
     prop.save()
     _log(user, ChangeAction.CREATE, "propagation_create", prop, after=object_snapshot(prop))
-    if schedule:
+    if job is not None:
+        _schedule_join(user, prop, job)
+    elif schedule:
         _schedule_create(user, prop, **schedule_params)
     return prop
+
+
+def _check_mode(source: Queue, link: DatabaseLink, queue_to_queue: bool) -> None:
+    """Oracle keeps one mode per (source queue, link): queue-to-dblink propagations share the
+    link's job, which a queue-to-queue one from the same source over the same link may not."""
+    other = (
+        Propagation.objects.filter(source_queue=source, destination_dblink=link.name)
+        .exclude(queue_to_queue=queue_to_queue)
+        .only("name", "queue_to_queue")
+        .first()
+    )
+    if other is not None:
+        mode = "queue-to-queue" if other.queue_to_queue else "queue-to-dblink"
+        raise DomainError(
+            f"Propagation {other.name} from {source.name} over database link {link.name} is "
+            f"{mode}; propagations from one source queue over one link use one mode "
+            f"(queue_to_queue={'true' if other.queue_to_queue else 'false'}).",
+            field="queue_to_queue",
+        )
+
+
+def _job_to_join(
+    prop: Propagation, schedule: bool, params: dict[str, Any]
+) -> PropagationSchedule | None:
+    """A new queue-to-dblink propagation joins its (source, link) job's schedule when the job
+    has one: Oracle has one schedule per job, so schedule parameters given here must be the
+    job's (or omitted), else a 400 naming the parameter. Returns the job's schedule, or None
+    (the propagation's own schedule is made as usual, and becomes the job's)."""
+    if not prop.shares_job:
+        return None
+    job = (
+        PropagationSchedule.objects.select_for_update(of=("self",))
+        .select_related("propagation")
+        .filter(propagation__in=prop.job_members())
+        .order_by("propagation_id")
+        .first()
+    )
+    if job is None:
+        return None
+    where = f"the schedule of job {prop.job_name} (shared by {job.propagation.name})"
+    if not schedule:
+        raise DomainError(
+            f"{where} exists; a queue-to-dblink propagation joins it (omit schedule=false).",
+            field="schedule",
+        )
+    # Empty values are omitted ones (the page sends every field, empty when left blank).
+    asked = {k: v for k, v in params.items() if v is not None and v != ""}
+    given = _schedule_values(**asked)
+    for key in asked:
+        have, want = getattr(job, key), given[key]
+        if have != want:
+            raise DomainError(
+                f"{key} is {have!r} in {where}; a queue-to-dblink propagation shares its "
+                "job's schedule: omit it or give the same value (alter the schedule to change "
+                "it for all).",
+                field=key,
+            )
+    return job
 
 
 @transaction.atomic
@@ -299,6 +363,11 @@ def _propagation_delete(user: User, propagation: Propagation) -> None:
     before = object_snapshot(prop)
     sub = prop.subscriber
     PropagationSchedule.objects.filter(propagation=prop).update(run=None)
+    # A shared job's run belongs to its first propagation: dropping that one ends the run for
+    # all (its rows go with it); the next dispatch starts the job under the next one.
+    PropagationSchedule.objects.filter(
+        propagation__in=prop.job_members(), run__propagation=prop
+    ).update(run=None, next_run_at=timezone.now())
     prop.delete()
     queue_services.subscriber_remove(user=None, subscriber=sub)
     change_log_deletion(
@@ -313,14 +382,18 @@ def _set_propagation_enabled(
     prop = Propagation.objects.select_for_update().get(pk=propagation.pk)
     if prop.enabled == on:
         raise Conflict(f"Propagation {prop.name} is already {'started' if on else 'stopped'}.")
-    before = object_snapshot(prop)
-    prop.enabled = on
-    prop.save(update_fields=["enabled", "updated"])
+    # A queue-to-dblink propagation starts and stops its shared job: all of the job's.
+    members = list(prop.job_members().select_for_update())
+    for p in members:
+        before = object_snapshot(p)
+        p.enabled = on
+        p.save(update_fields=["enabled", "updated"])
+        _log(user, ChangeAction.UPDATE, verb, p, before, object_snapshot(p))
     if on:
-        PropagationSchedule.objects.filter(propagation=prop, enabled=True).update(
+        PropagationSchedule.objects.filter(propagation__in=members, enabled=True).update(
             next_run_at=timezone.now()
         )
-    _log(user, ChangeAction.UPDATE, verb, prop, before, object_snapshot(prop))
+    prop.refresh_from_db()
     return prop
 
 
@@ -385,12 +458,45 @@ def _place_window(
     s.next_run_at = max(s.window_start, now)
 
 
+# The columns a shared job's schedule rows keep alike (every one but its identity).
+_JOB_FIELDS = tuple(
+    f.attname
+    for f in PropagationSchedule._meta.concrete_fields
+    if f.name not in ("id", "propagation", "created")
+)
+
+
+def _mirror(s: PropagationSchedule) -> None:
+    """A queue-to-dblink job has one schedule (spec/queues.md §2.6: "any change to the
+    propagation schedule affects all of the queue-to-dblink propagations from the same source
+    queue that use the database link"). Each of its propagations keeps a row, so every page and
+    view reads its schedule as for any propagation; the services and the runner write them
+    together: whatever one verb did to ``s``, the job's other rows get."""
+    prop = s.propagation
+    if not prop.shares_job:
+        return
+    values = {k: getattr(s, k) for k in _JOB_FIELDS}
+    values["updated"] = timezone.now()
+    PropagationSchedule.objects.filter(propagation__in=prop.job_members()).exclude(pk=s.pk).update(
+        **values
+    )
+
+
+def _schedule_join(user: User, prop: Propagation, job: PropagationSchedule) -> None:
+    s = PropagationSchedule(propagation=prop, **{k: getattr(job, k) for k in _JOB_FIELDS})
+    s.save()
+    _log(user, ChangeAction.CREATE, "schedule_propagation", s, after=object_snapshot(s))
+
+
 def _schedule_create(user: User, prop: Propagation, **params: Any) -> PropagationSchedule:
     s = PropagationSchedule(propagation=prop, **_schedule_values(**params))
     _place_window(s)
     s.full_clean(exclude=["propagation", "run"], validate_unique=False)
     s.save()
     _log(user, ChangeAction.CREATE, "schedule_propagation", s, after=object_snapshot(s))
+    # Scheduling one queue-to-dblink propagation schedules its job: all of the job's.
+    for other in prop.job_members().exclude(pk=prop.pk).filter(schedule__isnull=True):
+        _schedule_join(user, other, s)
     return s
 
 
@@ -399,12 +505,22 @@ def schedule_create(*, user: User, propagation: Propagation, **params: Any) -> P
     """DBMS_AQADM.SCHEDULE_PROPAGATION."""
     _require(user, Capability.CONFIGURE)
     prop = Propagation.objects.select_for_update().get(pk=propagation.pk)
-    if PropagationSchedule.objects.filter(propagation=prop).exists():
+    if PropagationSchedule.objects.filter(propagation__in=prop.job_members()).exists():
         raise Conflict(f"Propagation {prop.name} is already scheduled; alter the schedule instead.")
     return _schedule_create(user, prop, **params)
 
 
 def _locked_schedule(propagation: Propagation) -> PropagationSchedule:
+    """The propagation's schedule row, locked; a shared job's rows are all locked (in id order,
+    as every verb takes them) and this propagation's is returned, to be mirrored."""
+    if propagation.shares_job:
+        # Evaluated for its locks only.
+        list(
+            PropagationSchedule.objects.select_for_update()
+            .filter(propagation__in=propagation.job_members())
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
     s = (
         PropagationSchedule.objects.select_for_update()
         .select_related("propagation")
@@ -436,6 +552,7 @@ def schedule_update(*, user: User, propagation: Propagation, **changes: Any) -> 
         setattr(s, key, value)
     _place_window(s)
     s.save()
+    _mirror(s)
     _log(user, ChangeAction.UPDATE, "alter_propagation_schedule", s, before, object_snapshot(s))
     return s
 
@@ -451,6 +568,7 @@ def schedule_enable(*, user: User, propagation: Propagation) -> PropagationSched
     s.enabled = True
     _place_window(s)
     s.save()
+    _mirror(s)
     _log(user, ChangeAction.UPDATE, "enable_propagation_schedule", s, before, object_snapshot(s))
     return s
 
@@ -465,6 +583,7 @@ def schedule_disable(*, user: User, propagation: Propagation) -> PropagationSche
     before = object_snapshot(s)
     s.enabled = False
     s.save()
+    _mirror(s)
     _log(user, ChangeAction.UPDATE, "disable_propagation_schedule", s, before, object_snapshot(s))
     return s
 
@@ -486,6 +605,7 @@ def schedule_reset(*, user: User, propagation: Propagation) -> PropagationSchedu
     s.enabled = True
     _place_window(s)
     s.save()
+    _mirror(s)
     _log(user, ChangeAction.UPDATE, "reset_propagation_schedule", s, before, object_snapshot(s))
     return s
 
@@ -496,14 +616,18 @@ def schedule_delete(*, user: User, propagation: Propagation) -> None:
     heartbeat. The propagation stays (and its source keeps messages for it)."""
     _require(user, Capability.CONFIGURE)
     s = _locked_schedule(propagation)
-    before = object_snapshot(s)
-    s.delete()
-    change_log_deletion(
-        user=user,
-        verb="unschedule_propagation",
-        object_type="jobs.propagationschedule",
-        before={**before, "name": f"schedule of {propagation.name}"},
-    )
+    # Unscheduling a queue-to-dblink propagation unschedules its job: all of the job's.
+    for row in PropagationSchedule.objects.select_related("propagation").filter(
+        propagation__in=s.propagation.job_members()
+    ):
+        before = object_snapshot(row)
+        row.delete()
+        change_log_deletion(
+            user=user,
+            verb="unschedule_propagation",
+            object_type="jobs.propagationschedule",
+            before={**before, "name": f"schedule of {row.propagation.name}"},
+        )
 
 
 # --- maintenance mode ----------------------------------------------------------------------------
@@ -564,22 +688,37 @@ def propagation_dispatch(
             .order_by("next_run_at")[:limit]
         )
         for s in due:
+            if s.propagation.shares_job and not _holds_job(s):
+                continue  # the job's first row opens its runs, for all its rows
             if s.window_end is None or s.window_end <= now or s.window_start > now:
                 _place_window(s, now, after_last=True)
             if s.window_start > now:
                 s.save(update_fields=["window_start", "window_end", "next_run_at", "updated"])
+                _mirror(s)
                 continue
             run = PropagationRun.objects.create(
                 propagation=s.propagation, sent_at=now if send else None
             )
             s.run = run
             s.save(update_fields=["window_start", "window_end", "run", "updated"])
+            _mirror(s)
             created.append(run.pk)
         for run_id in created if send else ():
             # robust: one failed send must not keep the others from going out (the reaper
             # sends a run's task again while it stays QUEUED).
             transaction.on_commit(lambda r=run_id: propagation_run.delay(r), robust=True)
     return created
+
+
+def _holds_job(s: PropagationSchedule) -> bool:
+    """Whether ``s`` is the row of its queue-to-dblink job's first propagation."""
+    first = (
+        PropagationSchedule.objects.filter(propagation__in=s.propagation.job_members())
+        .order_by("propagation_id")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    return first == s.pk
 
 
 def propagation_reap(*, now: datetime | None = None) -> dict[str, int]:
@@ -597,7 +736,8 @@ def propagation_reap(*, now: datetime | None = None) -> dict[str, int]:
     ):
         with transaction.atomic():
             free = conn.execute(
-                "SELECT pg_try_advisory_xact_lock(%s, %s)", (runner.LOCK_NS, run.propagation_id)
+                "SELECT pg_try_advisory_xact_lock(%s, %s)",
+                runner.lock_key(conn, run.propagation_id),
             ).fetchone()[0]
             if not free:
                 continue  # its worker still holds the propagation: alive (maybe stuck)

@@ -21,13 +21,15 @@ STATUS_VIEWS = (
         VPropagationSender,
         hidden=("propagation_id",),
         app="Propagations",
-        description="Sender-side counters per propagation, with unacknowledged messages.",
+        description="Sender-side counters per destination, local and remote, with the messages "
+        "the source still keeps for it (unacknowledged) and the oldest one's age.",
     ),
     StatusView(
         "v_propagation_receiver",
         VPropagationReceiver,
-        hidden=("propagation_id",),
+        hidden=("receiver_id", "propagation_id"),
         app="Propagations",
-        description="Receiver-side counters per propagation.",
+        description="Receiver-side counters per source site, source queue (stream) and queue "
+        "here, with the source site's global name.",
     ),
 )

@@ -623,7 +623,9 @@ class PropagationReceipt(models.Model):
     source deletes the rows it no longer needs (docs/SITES.md, "Exactly once")."""
 
     source_site = models.CharField(max_length=255)  # the source's GLOBAL_NAME
-    stream = models.CharField(max_length=128)  # the propagation's name at the source
+    # The propagation's name at the source (queue-to-queue), or its job's SOURCE_QUEUE@LINK
+    # (queue-to-dblink: one receipt per message, however many queues here take it).
+    stream = models.CharField(max_length=300)
     source_msgid = models.BigIntegerField()
     received_at = models.DateTimeField(db_default=Now())
 
@@ -637,3 +639,31 @@ class PropagationReceipt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source_site}/{self.stream}#{self.source_msgid}"
+
+
+class PropagationArrival(models.Model):
+    """At a destination site: what remote propagations delivered into each queue here, in
+    total (V$PROPAGATION_RECEIVER). Receipts are pruned, so they cannot hold totals; the
+    engine (``engine.receive``) adds to these counters in the transaction that enqueues."""
+
+    source_site = models.CharField(max_length=255)  # the source's GLOBAL_NAME
+    source_queue = models.CharField(max_length=128)  # the queue's name at the source
+    stream = models.CharField(max_length=300)  # as in the receipts
+    queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="+")
+    total_msgs = models.BigIntegerField(default=0)
+    total_bytes = models.BigIntegerField(default=0)
+    batches = models.BigIntegerField(default=0)  # arrivals: one per batch that brought messages
+    elapsed_enqueue_time = models.FloatField(default=0)
+    first_arrival = models.DateTimeField(db_default=Now())
+    last_arrival = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "aq_propagation_arrival"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source_site", "stream", "queue"], name="aq_arrival_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_site}/{self.stream} -> {self.queue_id}"

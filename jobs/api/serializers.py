@@ -303,19 +303,49 @@ class PropagationUpdateSerializer(serializers.Serializer):
     comment = serializers.CharField(required=False, allow_blank=True, max_length=4000)
     name = serializers.CharField(required=False, max_length=128)
     source_queue = _queue_field(required=False)
-    destination_queue = _queue_field(required=False)
+    # As GET shows it: a local queue's name (or id), or a remote queue's name beside
+    # destination_dblink (or QUEUE@LINK). Compared, never looked up: it cannot change.
+    destination_queue = serializers.CharField(required=False, max_length=300)
+    destination_dblink = serializers.CharField(required=False, allow_blank=True, max_length=128)
     queue_to_queue = serializers.BooleanField(required=False)
 
-    FIXED = ("name", "source_queue", "destination_queue", "queue_to_queue")
+    FIXED = ("name", "source_queue", "queue_to_queue")
 
     def changes(self, propagation: Propagation) -> dict[str, Any]:
         """The validated fields, less fixed ones sent back unchanged (a client PATCHing what it
-        just read is not asking to move the propagation)."""
+        just read is not asking to move the propagation). A changed destination stays, as
+        ``destination_queue``, for the service to refuse by that name."""
         out = dict(self.validated_data)
         for key in self.FIXED:
             if key in out and out[key] == getattr(propagation, key):
                 del out[key]
+        dest = out.pop("destination_queue", None)
+        link = out.pop("destination_dblink", None)
+        if (dest is not None or link is not None) and not same_destination(propagation, dest, link):
+            out["destination_queue"] = dest if dest is not None else f"@{link}"
         return out
+
+
+def same_destination(p: Propagation, queue: str | None, link: str | None) -> bool:
+    """Whether (``queue``, ``link``), as a client echoes GET's destination_queue and
+    destination_dblink, names ``p``'s destination (names are case-insensitive)."""
+    queue = (queue or "").strip()
+    link = (link if link is not None else p.destination_dblink).strip()
+    if link.upper() == "LOCAL":
+        link = ""
+    if "@" in queue:  # QUEUE@LINK
+        queue, _, at = queue.partition("@")
+        if link and at.strip().upper() != link.upper():
+            return False
+        link = at.strip()
+    if link.upper() != p.destination_dblink.upper():
+        return False
+    if not queue:
+        return True
+    if p.is_remote:
+        return queue.upper() == p.destination_remote_queue.upper()
+    dq = p.destination_queue
+    return dq is not None and (queue.upper() == dq.name.upper() or queue == str(dq.pk))
 
 
 class MaintenanceSerializer(serializers.ModelSerializer):

@@ -29,6 +29,7 @@ from queues.engine.buffered import (  # noqa: F401
 )
 from queues.engine.dequeue import (  # noqa: F401
     dequeue,
+    pending_for_any,
 )
 from queues.engine.enqueue import (  # noqa: F401
     enqueue,
@@ -64,10 +65,13 @@ from queues.engine.purge import (  # noqa: F401
     purge,
 )
 from queues.engine.receive import (  # noqa: F401
+    Arrival,
     forget_receipts,
     receipts,
     receive,
+    receive_fanout,
     still_pending,
+    still_pending_any,
 )
 from queues.engine.replay import (  # noqa: F401
     replay,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
@@ -55,6 +56,7 @@ def dequeue(
     group_token: UUID | str | None = None,
     delivery_mode: str = PERSISTENT,
     in_caller_transaction: bool = False,
+    msgids: Sequence[int] | None = None,
 ) -> list[DequeuedMessage]:
     """Take up to ``batch`` messages in the queue table's order.
 
@@ -74,7 +76,8 @@ def dequeue(
     buffer or spilled) or both. A REMOVE of buffered messages (BUFFERED or
     PERSISTENT_OR_BUFFERED) runs outside the caller's transaction and is final when this returns;
     LOCKED is refused for them. ``in_caller_transaction`` keeps it in the caller's transaction,
-    for the engine's movers (propagation) only.
+    for the engine's movers (propagation) only. ``msgids`` narrows the candidates to those
+    messages (a queue-to-dblink job takes one batch's messages for each of its subscribers).
     """
     buf.check_dequeue_mode(delivery_mode, mode)
     if mode not in (REMOVE, LOCKED, BROWSE):
@@ -167,6 +170,7 @@ def dequeue(
                 lease_seconds=lease_seconds,
                 condition=condition,
                 delivery_mode=delivery_mode,
+                msgids=msgids,
             )
 
         if immediate and sub_id is None:
@@ -212,9 +216,15 @@ def _dequeue_once(
     condition: str | None = None,
     txn_group: int | None = None,
     delivery_mode: str = PERSISTENT,
+    msgids: Sequence[int] | None = None,
 ) -> list[DequeuedMessage]:
     where, params = _candidate_filter(
-        queue, correlation=correlation, msgid=msgid, after=after, delivery_mode=delivery_mode
+        queue,
+        correlation=correlation,
+        msgid=msgid,
+        after=after,
+        delivery_mode=delivery_mode,
+        msgids=msgids,
     )
     if txn_group is not None:
         where += " AND m.txn_group = %(grp)s"  # one transaction group (grouping.py)
@@ -324,3 +334,31 @@ def _dequeue_consumer(
             buf.count_subscriber_dequeues(conn, sub_id, len(taken), max(m.id for m in taken))
     out.sort(key=lambda m: (m.position.sort_pri, m.position.commit_seq, m.id))
     return out
+
+
+def pending_for_any(
+    conn: psycopg.Connection,
+    queue: QueueInfo,
+    sub_ids: Sequence[int],
+    *,
+    batch: int,
+    delivery_mode: str,
+) -> list[int]:
+    """The first ``batch`` messages (queue order) that any of subscribers ``sub_ids`` can take
+    now; read only. A queue-to-dblink job then takes each subscriber's copies of exactly these
+    (``dequeue(..., msgids=...)``), so every copy of a message crosses in the same batch."""
+    if not sub_ids:
+        return []
+    where, params = _candidate_filter(
+        queue, correlation=None, msgid=None, after=None, delivery_mode=delivery_mode
+    )
+    M, C = _sources(queue, delivery_mode)
+    params.update(subs=list(sub_ids), n=batch)
+    free = "(mc.locked_until IS NULL OR (mc.lock_token IS NULL AND mc.locked_until <= now()))"
+    rows = conn.execute(
+        f"SELECT m.id FROM {M} m WHERE {where} AND EXISTS (SELECT 1 FROM {C} mc "
+        f"WHERE mc.message_id = m.id AND mc.subscriber_id = ANY(%(subs)s) AND {free}) "
+        "ORDER BY m.sort_pri, m.commit_seq, m.id LIMIT %(n)s",
+        params,
+    ).fetchall()
+    return [r[0] for r in rows]

@@ -102,6 +102,7 @@ def _candidate_filter(
     after: Position | None,
     alias: str = "m",
     delivery_mode: str | None = None,
+    msgids: Sequence[int] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     state = EXPIRED if queue.is_exception else READY
     parts = [
@@ -125,6 +126,9 @@ def _candidate_filter(
     if msgid is not None:
         parts.append(f"{alias}.id = %(msgid)s")
         params["msgid"] = msgid
+    if msgids is not None:
+        parts.append(f"{alias}.id = ANY(%(msgids)s)")
+        params["msgids"] = list(msgids)
     if after is not None:
         parts.append(
             f"({alias}.sort_pri, {alias}.commit_seq, {alias}.id) > (%(ap)s, %(ac)s, %(ai)s)"

@@ -27,6 +27,11 @@ if not Queue.objects.filter(name="REMOTE_IN").exists():
         payload_schema={ORDER_SCHEMA!r},
     )
     qs.queue_create(user=None, name="REMOTE_TYPED", queue_table=qt)
+# Destinations of the queue-to-dblink tests (several queues at one site).
+if not Queue.objects.filter(name="REMOTE_A").exists():
+    qt = qs.queue_table_create(user=None, name="QT_REMOTE_MORE", sort_order="enq_time")
+    for name in ("REMOTE_A", "REMOTE_B", "REMOTE_Q"):
+        qs.queue_create(user=None, name=name, queue_table=qt)
 """
 
 
@@ -52,7 +57,8 @@ def run_at_site_b(server: SiteServer, code: str, what: str) -> None:
 
 
 def remote_queues(server: SiteServer) -> None:
-    """REMOTE_IN (ANY, single consumer) and REMOTE_TYPED (ORDER) at site_b; idempotent."""
+    """REMOTE_IN (ANY, single consumer), REMOTE_TYPED (ORDER) and REMOTE_A, REMOTE_B and
+    REMOTE_Q (ANY, single consumer) at site_b; idempotent."""
     run_at_site_b(server, _MAKE, "making the remote queues")
     with server.admin("site_b") as conn:
         conn.execute(
