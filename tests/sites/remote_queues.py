@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections import Counter
 from typing import Any
 
 import psycopg
@@ -30,13 +31,14 @@ if not Queue.objects.filter(name="REMOTE_IN").exists():
 """
 
 
-def remote_queues(server: SiteServer) -> None:
-    """REMOTE_IN (ANY, single consumer) and REMOTE_TYPED (ORDER) at site_b; idempotent."""
+def remote_queues(server: SiteServer, dbname: str = "site_b", global_name: str = SITE_B) -> None:
+    """REMOTE_IN (ANY, single consumer) and REMOTE_TYPED (ORDER) at site_b (or at ``dbname``,
+    the site ``global_name`` of the same server); idempotent."""
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("AQ_")},
-        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{server.port}/site_b",
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{server.port}/{dbname}",
         "DJANGO_SETTINGS_MODULE": "console.settings",
-        "AQ_GLOBAL_NAME": SITE_B,
+        "AQ_GLOBAL_NAME": global_name,
     }
     done = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", _MAKE],
@@ -48,7 +50,7 @@ def remote_queues(server: SiteServer) -> None:
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, f"making the remote queues failed:\n{done.stderr}"
-    with server.admin("site_b") as conn:
+    with server.admin(dbname) as conn:
         conn.execute(
             f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {SITE_USER}"
         )
@@ -75,3 +77,15 @@ def remote_receipts(server: SiteServer, stream: str) -> int:
 
 def site_b_conn(server: SiteServer) -> psycopg.Connection:
     return psycopg.connect(server.pg.conninfo("site_b"))
+
+
+def remote_seqs(server: SiteServer, queue: str, tag: str, dbname: str = "site_b") -> Counter:
+    """How many copies of each ``seq`` (payload key) tagged ``tag`` ``queue`` holds at the site
+    ``dbname``, in any state: the crash tests' exact count."""
+    with server.admin(dbname) as conn:
+        rows = conn.execute(
+            "SELECT (m.payload->>'seq')::int FROM aq_message m "
+            "JOIN queues_queue q ON q.id = m.queue_id WHERE q.name = %s AND m.payload->>'tag' = %s",
+            (queue, tag),
+        ).fetchall()
+    return Counter(r[0] for r in rows)
