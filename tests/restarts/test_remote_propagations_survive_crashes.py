@@ -169,59 +169,94 @@ def _all_delivered(
         _exactly_once(where, f(), n)
 
 
+BURST = 200  # each round's backlog: eight batches of 25 (the folder's AQ_PROPAGATION_BATCH)
+
+
+def _stop_in_a_backlog(
+    console: Console,
+    source: str,
+    tag: str,
+    at: Callable[[], Counter],
+    burst: range,
+    stop: Callable[[], None],
+) -> int:
+    """Enqueue ``burst`` (one request per 100), wait for the first of them at the destination,
+    so the worker is moving the rest in batches, and call ``stop`` then. Returns how many of the
+    burst were still waiting at the source just before the stop."""
+    console.enqueue(source, tag, burst)
+    assert wait_until(lambda: any(s in burst for s in at()), 60, 0.01), (
+        f"nothing of the backlog arrived\n{console.logs()}"
+    )
+    waiting = sum(console.seqs_at(source, tag).values())
+    stop()
+    return waiting
+
+
 def test_a_remote_server_stopped_mid_batch_loses_and_doubles_nothing(
     console: Console, site_b: SiteServer, build: Callable[..., dict[str, int]]
 ) -> None:
-    """Three stops of the destination's server (fast, immediate, fast) while the worker moves a
-    steady flow in batches of 25: each one fails the run that was sending (the link named), the
-    next run sends the rolled-back batch again."""
+    """Three stops of the destination's server (fast, immediate, fast), each while the worker
+    moves a backlog of 200 in batches of 25: each stop fails the run that was sending (the link
+    named), and the next run sends the rolled-back batch again."""
     props = build("RA_SRC", remote=[("RA_B", "REMOTE_IN@SITE_B", {})])
     tag = f"ra-{uuid.uuid4().hex[:6]}"
     at_b = lambda: remote_seqs(site_b, "REMOTE_IN", tag)  # noqa: E731
-    with SourceProducer(console, tag, "RA_SRC") as producer:
-        for mode in ("fast", "immediate", "fast"):
-            seen = sum(at_b().values())
-            assert wait_until(lambda: sum(at_b().values()) >= seen + 40, 60), (  # noqa: B023
-                f"nothing arrives at SITE_B before the {mode} stop\n{console.logs()}"
+    waiting = []
+    for i, mode in enumerate(("fast", "immediate", "fast")):
+        failed = _failed_runs(console, props["RA_B"], "Database link SITE_B")
+        burst = range(i * BURST, (i + 1) * BURST)
+        waiting.append(
+            _stop_in_a_backlog(
+                console,
+                "RA_SRC",
+                tag,
+                at_b,
+                burst,
+                lambda: site_b.pg.stop(mode),  # noqa: B023
             )
-            failed = _failed_runs(console, props["RA_B"], "Database link SITE_B")
-            site_b.pg.stop(mode)
-            try:
-                # The stop met the propagation's run: it failed naming the link.
-                assert wait_until(
-                    lambda: _failed_runs(console, props["RA_B"], "Database link SITE_B") > failed,  # noqa: B023
-                    30,
-                ), f"the {mode} stop failed no run\n{console.logs()}"
-                time.sleep(DOWN_S)
-            finally:
-                site_b.pg.start()
-        seen = sum(at_b().values())
-        assert wait_until(lambda: sum(at_b().values()) > seen + 40, 60), console.logs()
-    _all_delivered(console, "RA_SRC", tag, producer.sent["RA_SRC"], {"REMOTE_IN@SITE_B": at_b})
+        )
+        try:
+            # The stop met the propagation's run: it failed naming the link.
+            assert wait_until(
+                lambda: _failed_runs(console, props["RA_B"], "Database link SITE_B") > failed,  # noqa: B023
+                30,
+            ), f"the {mode} stop failed no run\n{console.logs()}"
+            time.sleep(DOWN_S)
+        finally:
+            site_b.pg.start()
+    print(f"\nremote stops: still at the source just before each stop: {waiting}")
+    assert sum(waiting) > 0, "every backlog was gone before its stop: no batch was in flight"
+    _all_delivered(console, "RA_SRC", tag, 3 * BURST, {"REMOTE_IN@SITE_B": at_b})
 
 
 def test_the_local_server_stopped_mid_batch_loses_and_doubles_nothing(
     console: Console, site_b: SiteServer, build: Callable[..., dict[str, int]]
 ) -> None:
-    """Three stops of the console's own PostgreSQL (fast, immediate, fast) while the worker
-    moves a steady flow to SITE_B: a batch committed at the remote but not here comes back to
-    the source with the same ids and meets its receipts there."""
+    """Three stops of the console's own PostgreSQL (fast, immediate, fast), each while the
+    worker moves a backlog of 200 to SITE_B in batches of 25: a batch committed at the remote
+    but not here comes back to the source with the same ids and meets its receipts there."""
     build("RB_SRC", remote=[("RB_B", "REMOTE_IN@SITE_B", {})])
     tag = f"rb-{uuid.uuid4().hex[:6]}"
     at_b = lambda: remote_seqs(site_b, "REMOTE_IN", tag)  # noqa: E731
-    with SourceProducer(console, tag, "RB_SRC") as producer:
-        for mode in ("fast", "immediate", "fast"):
-            seen = sum(at_b().values())
-            assert wait_until(lambda: sum(at_b().values()) >= seen + 40, 60), (  # noqa: B023
-                f"nothing arrives at SITE_B before the {mode} stop\n{console.logs()}"
+    waiting = []
+    for i, mode in enumerate(("fast", "immediate", "fast")):
+        burst = range(i * BURST, (i + 1) * BURST)
+        waiting.append(
+            _stop_in_a_backlog(
+                console,
+                "RB_SRC",
+                tag,
+                at_b,
+                burst,
+                lambda: console.pg.stop(mode),  # noqa: B023
             )
-            console.pg.stop(mode)
-            time.sleep(DOWN_S)
-            console.pg.start()
-        seen = sum(at_b().values())
-        assert wait_until(lambda: sum(at_b().values()) > seen + 40, 120), console.logs()
-    assert set(producer.refusals) <= {0, 503}, producer.refusals
-    _all_delivered(console, "RB_SRC", tag, producer.sent["RB_SRC"], {"REMOTE_IN@SITE_B": at_b})
+        )
+        time.sleep(DOWN_S)
+        console.pg.start()
+        assert wait_until(console.web_answers, 60), console.logs()
+    print(f"\nlocal stops: still at the source just before each stop: {waiting}")
+    assert sum(waiting) > 0, "every backlog was gone before its stop: no batch was in flight"
+    _all_delivered(console, "RB_SRC", tag, 3 * BURST, {"REMOTE_IN@SITE_B": at_b})
 
 
 def test_routing_to_two_sites_keeps_each_message_until_both_have_it(
