@@ -3,7 +3,8 @@ private site server of this module (site_b: SITE_B.LOCALHOST, stopped and starte
 session ``site`` server's site_c is the second site and is never stopped). A producer enqueues
 through the web process all along, so every stop meets runs with batches in flight; afterwards
 every message is exactly once at each destination (by the ``seq`` in its payload) and gone from
-the source (docs/SITES.md, "Exactly once").
+the source (docs/SITES.md, "Exactly once"). A site that hangs mid-batch must not hold up a local
+propagation of the same source (the remote statement timeout).
 
 The worker SIGKILLed between the remote commit and the local one is
 tests/celery/test_remote_propagation_exactly_once.py; an unreachable port there, a stopped
@@ -337,3 +338,48 @@ def test_a_site_down_longer_than_the_back_off_disables_its_schedule_and_reset_de
     assert status == 200, body
     _all_delivered(console, "RD_SRC", tag, 90, {"REMOTE_IN@SITE_B": at_b, "RD_LOCAL": at_local})
     assert _schedule(console, props["RD_B"])[:2] == (True, 0)
+
+
+def test_a_site_that_hangs_mid_batch_holds_up_no_local_propagation(
+    console: Console, site_b: SiteServer, build: Callable[..., dict[str, int]]
+) -> None:
+    """SITE_B answers but hangs: a session there holds its receipts table (ACCESS EXCLUSIVE), so
+    the remote run blocks inside its batch (source rows dequeued, not committed) after its
+    connection and sweep went through. Its source rows would hold up the local propagation of
+    the same source for as long as the site hangs; the remote statement timeout
+    (AQ_SITE_STATEMENT_TIMEOUT_S, 2 s in this folder) fails the batch instead, so the local
+    propagation takes every message. Released, SITE_B gets each message once."""
+    props = build("RE_SRC", remote=[("RE_B", "REMOTE_IN@SITE_B", {})], local=[("RE_L", "RE_LOCAL")])
+    tag = f"re-{uuid.uuid4().hex[:6]}"
+    at_b = lambda: remote_seqs(site_b, "REMOTE_IN", tag)  # noqa: E731
+    at_local = lambda: console.seqs_at("RE_LOCAL", tag, ALL_STATES)  # noqa: E731
+    # The remote run is connected and idle (its sweep ran at its first batch).
+    console.enqueue("RE_SRC", tag, range(0, 10))
+    assert wait_until(lambda: sum(at_b().values()) == 10 == sum(at_local().values()), 60)
+    with site_b.admin("site_b") as lock:
+        lock.autocommit = False
+        lock.execute("LOCK TABLE aq_propagation_receipt IN ACCESS EXCLUSIVE MODE")
+        try:
+            console.enqueue("RE_SRC", tag, range(10, 70))
+
+            def blocked() -> bool:
+                with site_b.admin("site_b") as conn:
+                    return (
+                        conn.execute(
+                            "SELECT count(*) FROM pg_stat_activity WHERE datname = 'site_b' "
+                            "AND wait_event_type = 'Lock'"
+                        ).fetchone()[0]
+                        > 0
+                    )
+
+            assert wait_until(blocked, 30), "no batch of the remote run is waiting at SITE_B"
+            assert wait_until(lambda: sum(at_local().values()) == 70, 60), (
+                f"the local propagation took {sum(at_local().values())} of 70 while SITE_B "
+                f"hung\n{console.logs()}"
+            )
+            # The remote batches time out and roll back: their messages wait at the source.
+            assert sum(console.seqs_at("RE_SRC", tag, LEFT).values()) == 60
+            assert _failed_runs(console, props["RE_B"], "statement timeout") >= 1
+        finally:
+            lock.rollback()
+    _all_delivered(console, "RE_SRC", tag, 70, {"REMOTE_IN@SITE_B": at_b, "RE_LOCAL": at_local})
