@@ -1,7 +1,7 @@
 """Remote propagations (QUEUE@LINK) through crashes, on the private console of this folder and a
 private site server of this module (site_b: SITE_B.LOCALHOST, stopped and started here; the
-session ``site`` server's site_c is the second site and is never stopped). A producer enqueues
-through the web process all along, so every stop meets runs with batches in flight; afterwards
+session ``site`` server's site_c is the second site and is never stopped). Each stop comes
+while the worker moves a backlog (or a steady flow) in batches of 25; afterwards
 every message is exactly once at each destination (by the ``seq`` in its payload) and gone from
 the source (docs/SITES.md, "Exactly once"). A site that hangs mid-batch must not hold up a local
 propagation of the same source (the remote statement timeout).
