@@ -147,6 +147,11 @@ AQ_GLOBAL_NAME = os.environ.get("AQ_GLOBAL_NAME", "").strip().upper() or _defaul
 )
 # Database links: how long connecting to another site may take before it counts as unreachable.
 AQ_SITE_CONNECT_TIMEOUT_S = int(os.environ.get("AQ_SITE_CONNECT_TIMEOUT_S", "5"))
+# ... and how long one statement there may take (it runs with statement_timeout at the remote;
+# TCP keepalives bound a silent network). A remote batch holds its source rows until the remote
+# commits, so a site that hangs mid-batch would otherwise hold up the local propagations of the
+# same source (tests/restarts/test_remote_propagations_survive_crashes.py).
+AQ_SITE_STATEMENT_TIMEOUT_S = float(os.environ.get("AQ_SITE_STATEMENT_TIMEOUT_S", "10"))
 # Pages that read another site through a link (the topology graph, "trace a message") wait at
 # most this long to connect and per statement, then show the site as unreachable.
 AQ_SITE_READ_TIMEOUT_S = int(os.environ.get("AQ_SITE_READ_TIMEOUT_S", "2"))

@@ -59,6 +59,12 @@ class Endpoint:
             sslrootcert=self.sslrootcert or None,
             connect_timeout=str(timeout),
             application_name=APPLICATION_NAME,
+            # A hung site fails the batch instead of holding its source rows (settings.py).
+            options=f"-c statement_timeout={int(settings.AQ_SITE_STATEMENT_TIMEOUT_S * 1000)}",
+            keepalives="1",
+            keepalives_idle="5",
+            keepalives_interval="2",
+            keepalives_count="3",
         )
 
     @property

@@ -347,6 +347,20 @@ def test_the_propagation_suite_moves_every_message_through_a_real_worker_and_cle
     assert result["latency_n"] == sizes["latency"]
     assert 0 < result["latency_p50_ms"] <= result["latency_p99_ms"] <= result["latency_max_ms"]
     assert "pending" not in result
+    # The same two workloads with a destination at a second, migrated database of the same
+    # server (issue 14): each message once at the local and the remote destination.
+    assert result["remote_window_n"] == n and result["remote_window"] > 0
+    assert result["remote_window_delivered_d1"] == result["remote_window_delivered_d2"] == n // 2
+    assert result["remote_window_vs_celery_window"] == pytest.approx(
+        result["remote_window"] / result["celery_window"], abs=1e-3
+    )
+    assert result["remote_latency_n"] == sizes["latency"]
+    assert (
+        0
+        < result["remote_latency_p50_ms"]
+        <= result["remote_latency_p99_ms"]
+        <= result["remote_latency_max_ms"]
+    )
     # The bulk workloads move the same rows: N/2 to each destination (the suite checks ids,
     # the rule and the consumed source copies too).
     bulk = sizes["spark_bulk"]
@@ -376,6 +390,8 @@ def test_the_propagation_suite_moves_every_message_through_a_real_worker_and_cle
     targets = result["targets"]
     assert targets["spark_bulk"] == pytest.approx(2 * result["celery_window"], rel=1e-3)
     assert targets["spark_bulk_s"] == pytest.approx(2 * result["sql_limit_s"], rel=1e-3)
+    assert targets["remote_window"] == pytest.approx(0.7 * result["celery_window"], rel=1e-3)
+    assert "remote_window" in progress and "remote_latency" in progress
     assert "celery_window" in progress and "spark_bulk" in progress
     prefix = result["prefix"]
     assert not QueueTable.objects.filter(name__startswith=prefix).exists()
@@ -383,6 +399,16 @@ def test_the_propagation_suite_moves_every_message_through_a_real_worker_and_cle
     assert not RuleSet.objects.filter(name__startswith=prefix).exists()
     assert not SparkJob.objects.filter(name__startswith=prefix).exists()
     assert not Worker.objects.filter(hostname__startswith=prefix.lower()).exists()
+    # The remote site's database and the link to it are gone too.
+    from queues.services import conninfo
+    from sites.models import DatabaseLink
+
+    assert not DatabaseLink.objects.filter(name__startswith=prefix).exists()
+    with psycopg.connect(conninfo(), autocommit=True) as conn:
+        left = conn.execute(
+            "SELECT count(*) FROM pg_database WHERE datname LIKE %s", (f"%{prefix.lower()}",)
+        ).fetchone()[0]
+    assert left == 0
 
 
 def test_the_propagation_sizes_are_the_workloads_and_stay_even() -> None:

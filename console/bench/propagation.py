@@ -26,6 +26,16 @@ set, the default schedule: latency 3 s) is left idle, then single messages are e
 second. Each one's latency runs from the moment the enqueue's COMMIT returned to the moment a
 LISTEN connection on the destination's channel received the commit's notification.
 
+``remote_window`` / ``remote_latency_p50_ms`` / ``remote_latency_p99_ms`` (issue 14): the two
+workloads above with a destination at another site. A second database on the same PostgreSQL
+server (``<database>_<prefix>``) is created, migrated by ``manage.py migrate`` with its own
+AQ_GLOBAL_NAME (``<prefix>.REMOTE``), given two single-consumer queues by this project's services
+(a ``manage.py shell`` against it), and linked (``<prefix>_SITE``, the bench's own role); none of
+that is timed. ``remote_window``: ``celery_window`` exactly, from a source of its own, with D1
+here and D2 at the site (``D2@LINK``); the commit clocks LISTEN in both databases and the checks
+count D2 there. ``remote_latency``: the latency workload to a queue there. The link and the
+database are dropped at the end.
+
 ``sql_limit``: what PostgreSQL alone takes for the rows of ``spark_bulk``. After the two
 workloads above, the propagations are unscheduled (no schedule at all, so no window can race the
 bulk work) and the source and destinations are emptied; N source messages are loaded (engine
@@ -50,6 +60,7 @@ job of another database with the same id must not share it.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import secrets
@@ -90,6 +101,10 @@ TARGETS: dict[str, float] = {
     "latency_p99_ms": 1_000,
     "spark_bulk_vs_celery_window": 2.0,  # at least
     "spark_bulk_vs_sql_limit_s": 2.0,  # at most
+    # Issue 14: one destination at a remote site on the same machine.
+    "remote_window_vs_celery_window": 0.7,  # at least
+    "remote_latency_p50_ms": 200,
+    "remote_latency_p99_ms": 1_000,
 }
 # Seconds the worker may take to start and claim the first run.
 START_TIMEOUT_S = 90.0
@@ -401,6 +416,125 @@ def _deadlocks(conninfo: str) -> int:
     return int(row[0]) if row else 0
 
 
+# --- the remote site (remote_window, remote_latency) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class RemoteQueue:
+    """A queue at the bench's remote site: what the clocks and the checks need of it."""
+
+    pk: int
+    name: str
+    conninfo: str
+
+
+def _db_of(queue: Any, conninfo: str) -> str:
+    """The database a destination lives in: its own for a :class:`RemoteQueue`, else ours."""
+    return getattr(queue, "conninfo", None) or conninfo
+
+
+_REMOTE_QUEUES = """
+import json
+from queues import services as qs
+names = json.loads({names!r})
+qt = qs.queue_table_create(user=None, name={table!r}, sort_order="enq_time")
+print(json.dumps({{n: qs.queue_create(user=None, name=n, queue_table=qt).pk for n in names}}))
+"""
+
+
+@dataclass
+class RemoteSite:
+    """A second database on the bench's own PostgreSQL server, migrated as a site of its own
+    (its own AQ_GLOBAL_NAME), with single-consumer queues made there by this project's services,
+    and a database link to it. Dropped (link and database) when the run ends."""
+
+    dbname: str
+    conninfo: str
+    admin_conninfo: str
+    global_name: str
+    queues: dict[str, RemoteQueue] = field(default_factory=dict)
+    link: Any = None
+
+    def drop(self) -> None:
+        from sites import services as ss
+
+        if self.link is not None:
+            with contextlib.suppress(Exception):
+                ss.database_link_drop(user=None, link=self.link)
+        with psycopg.connect(self.admin_conninfo, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{self.dbname}" WITH (FORCE)')
+
+
+def remote_site(conninfo: str, prefix: str, queue_names: list[str], log: Log) -> RemoteSite:
+    from django.conf import settings
+    from django.db import connection
+
+    from sites import services as ss
+
+    params = psycopg.conninfo.conninfo_to_dict(conninfo)
+    dbname = f"{params['dbname']}_{prefix.lower()}"[:63]
+    site = RemoteSite(
+        dbname=dbname,
+        conninfo=psycopg.conninfo.make_conninfo(conninfo, dbname=dbname),
+        admin_conninfo=conninfo,
+        global_name=f"{prefix}.REMOTE",
+    )
+    t0 = time.perf_counter()
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{dbname}"')
+    url = database_url().rsplit("/", 1)[0] + "/" + quote(dbname, safe="")
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "AQ_GLOBAL_NAME": site.global_name,
+        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "console.settings"),
+    }
+    try:
+        for args in (
+            ["migrate", "--noinput", "-v0"],
+            [
+                "shell",
+                "--no-imports",
+                "-c",
+                _REMOTE_QUEUES.format(names=json.dumps(queue_names), table=f"{prefix}_REMOTE_SC"),
+            ],
+        ):
+            done = subprocess.run(
+                [sys.executable, "manage.py", *args],
+                cwd=str(settings.BASE_DIR),
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+                stdin=subprocess.DEVNULL,
+            )
+            if done.returncode != 0:
+                raise BenchError(
+                    f"manage.py {args[0]} of the remote site failed: {done.stderr[-2000:]}"
+                )
+        ids = json.loads(done.stdout.strip().splitlines()[-1])
+        site.queues = {n: RemoteQueue(int(ids[n]), n, site.conninfo) for n in queue_names}
+        s = connection.settings_dict
+        site.link = ss.database_link_create(
+            user=None,
+            name=f"{prefix}_SITE",
+            host=s.get("HOST") or "127.0.0.1",
+            port=int(s.get("PORT") or 5432),
+            database=dbname,
+            username=s.get("USER") or "postgres",
+            password=s.get("PASSWORD") or "",
+            comment="benchmark; dropped when the run ends",
+        )
+    except BaseException:
+        site.drop()
+        raise
+    log(
+        f"  remote site {site.global_name}: database {dbname} on the same server, migrated "
+        f"(not timed, {time.perf_counter() - t0:.1f} s), link {site.link.name}"
+    )
+    return site
+
+
 # --- topology ------------------------------------------------------------------------------------
 
 
@@ -603,13 +737,22 @@ def celery_window(
     worker: WorkerProcess,
     dispatcher: Dispatcher,
     log: Log,
+    *,
+    key: str = "celery_window",
 ) -> dict[str, Any]:
+    """``key`` names the figures (``remote_window`` runs the same workload with a destination
+    at another site: a :class:`RemoteQueue`, whose commits are clocked and checked there)."""
     from jobs import services as js
 
     _load(conninfo, source.pk, n)
     log(f"  loaded {n} messages into {source.name} (not timed); scheduling both propagations")
-    clock = CommitClock(conninfo, [engine.channel_name(d.pk) for d in destinations])
-    clock.start()
+    # One commit clock per database: a remote destination notifies at its own site.
+    by_db: dict[str, list[str]] = {}
+    for d in destinations:
+        by_db.setdefault(_db_of(d, conninfo), []).append(engine.channel_name(d.pk))
+    clocks = [CommitClock(db, channels) for db, channels in by_db.items()]
+    for c in clocks:
+        c.start()
     ids = [p.pk for p in propagations]
     sampler = SessionSampler(conninfo, ids)
     sampler.start()
@@ -645,31 +788,33 @@ def celery_window(
         # The last commit's notification reaches the clock's connection at once; give it a beat.
         time.sleep(0.3)
     finally:
-        clock.stop()
+        for c in clocks:
+            c.stop()
         sampler.stop()
-    if not clock.times:
+    times = [t for c in clocks for t in c.times]
+    if not times:
         raise BenchError("No destination commit was seen.")
     started = min(t["started"] for t in totals.values()).timestamp()
-    seconds = max(clock.times) - started
+    seconds = max(times) - started
     out: dict[str, Any] = {
-        "celery_window": round(n / seconds, 1),
-        "celery_window_s": round(seconds, 3),
-        "celery_window_n": n,
-        "celery_window_runs": sum(t["runs"] for t in totals.values()),
-        "celery_window_batches": sum(t["batches"] or 0 for t in totals.values()),
-        "celery_window_commits_seen": len(clock.times),
+        key: round(n / seconds, 1),
+        f"{key}_s": round(seconds, 3),
+        f"{key}_n": n,
+        f"{key}_runs": sum(t["runs"] for t in totals.values()),
+        f"{key}_batches": sum(t["batches"] or 0 for t in totals.values()),
+        f"{key}_commits_seen": len(times),
         # The runs' own split of their time (summed over both propagations, in seconds).
-        "celery_window_dequeue_s": round(sum(t["dequeue_time"] for t in totals.values()), 3),
-        "celery_window_rule_s": round(sum(t["rule_time"] for t in totals.values()), 3),
-        "celery_window_enqueue_s": round(sum(t["enqueue_time"] for t in totals.values()), 3),
+        f"{key}_dequeue_s": round(sum(t["dequeue_time"] for t in totals.values()), 3),
+        f"{key}_rule_s": round(sum(t["rule_time"] for t in totals.values()), 3),
+        f"{key}_enqueue_s": round(sum(t["enqueue_time"] for t in totals.values()), 3),
         # Deadlocks PostgreSQL broke in this database during the window (the runner retries
         # them), and where the runs' sessions spent their time.
-        "celery_window_deadlocks": _deadlocks(conninfo) - deadlocks,
-        "celery_window_sessions": sampler.shares(),
+        f"{key}_deadlocks": _deadlocks(conninfo) - deadlocks,
+        f"{key}_sessions": sampler.shares(),
     }
     for i, d in enumerate(destinations, start=1):
-        count, distinct, wrong = _destination_facts(conninfo, d.pk)
-        out[f"celery_window_delivered_d{i}"] = count
+        count, distinct, wrong = _destination_facts(_db_of(d, conninfo), d.pk)
+        out[f"{key}_delivered_d{i}"] = count
         if count != n // 2 or distinct != count or wrong:
             raise BenchError(
                 f"{d.name} holds {count} messages ({distinct} distinct sources, {wrong} the rule "
@@ -691,7 +836,11 @@ def latency(
     worker: WorkerProcess,
     dispatcher: Dispatcher,
     log: Log,
+    *,
+    key: str = "latency",
 ) -> dict[str, Any]:
+    """``key`` names the figures (``remote_latency`` with a :class:`RemoteQueue` destination,
+    whose commits are heard at its own site)."""
     from jobs.models import PropagationRun
 
     def check() -> None:
@@ -711,7 +860,7 @@ def latency(
         check,
     )
     log(f"  the latency propagation is idle; enqueueing {n} messages at {LATENCY_RATE:g}/s")
-    arrivals = ArrivalClock(conninfo, destination.pk)
+    arrivals = ArrivalClock(_db_of(destination, conninfo), destination.pk)
     arrivals.start()
     sent: dict[int, float] = {}
     try:
@@ -742,14 +891,14 @@ def latency(
         raise BenchError(f"{len(missing)} latency messages never reached the destination.")
     ms = [(arrivals.arrived[mid] - t0) * 1000 for mid, t0 in sent.items()]
     return {
-        "latency_p50_ms": round(percentile(ms, 50), 1),
-        "latency_p99_ms": round(percentile(ms, 99), 1),
-        "latency_max_ms": round(max(ms), 1),
-        "latency_min_ms": round(min(ms), 1),
-        "latency_mean_ms": round(sum(ms) / len(ms), 1),
-        "latency_n": n,
-        "latency_schedule_latency_s": LATENCY_DEFAULT_S,
-        "latency_runs": PropagationRun.objects.filter(propagation=propagation).count(),
+        f"{key}_p50_ms": round(percentile(ms, 50), 1),
+        f"{key}_p99_ms": round(percentile(ms, 99), 1),
+        f"{key}_max_ms": round(max(ms), 1),
+        f"{key}_min_ms": round(min(ms), 1),
+        f"{key}_mean_ms": round(sum(ms) / len(ms), 1),
+        f"{key}_n": n,
+        f"{key}_schedule_latency_s": LATENCY_DEFAULT_S,
+        f"{key}_runs": PropagationRun.objects.filter(propagation=propagation).count(),
     }
 
 
@@ -1059,6 +1208,7 @@ def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict
     hostname = f"{prefix.lower()}@{socket.gethostname()}"
     var_dir: Path | None = None
     spark_jobs: list[int] = []
+    remote: RemoteSite | None = None
     try:
         mc = qs.queue_table_create(
             user=None,
@@ -1128,6 +1278,64 @@ def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict
         )
         js.schedule_disable(user=None, propagation=lprop)
 
+        # The same two workloads with a destination at another site (issue 14).
+        remote = remote_site(conninfo, prefix, [f"{prefix}_RD2", f"{prefix}_RLDST"], log)
+        link = remote.link.name
+        rsrc = qs.queue_create(user=None, name=f"{prefix}_RSRC", queue_table=mc)
+        rd1 = qs.queue_create(user=None, name=f"{prefix}_RD1", queue_table=sc)
+        rd2 = remote.queues[f"{prefix}_RD2"]
+        remote_props = [
+            _propagation(f"{prefix}_RP1", rsrc, rd1, half, schedule=False),
+            _propagation(f"{prefix}_RP2", rsrc, f"{rd2.name}@{link}", half, schedule=False),
+        ]
+        topo.propagations.extend(remote_props)
+        out.update(
+            celery_window(
+                conninfo,
+                rsrc,
+                [rd1, rd2],
+                remote_props,
+                sizes["celery_window"],
+                worker,
+                dispatcher,
+                log,
+                key="remote_window",
+            )
+        )
+        out["remote_window_vs_celery_window"] = round(
+            out["remote_window"] / out["celery_window"], 3
+        )
+        log(
+            f"  remote_window   {out['remote_window']:>10}/s ({out['remote_window_n']} in "
+            f"{out['remote_window_s']} s, {out['remote_window_runs']} runs, "
+            f"{out['remote_window_batches']} batches; "
+            f"{out['remote_window_vs_celery_window']}x celery_window)"
+        )
+        for p in remote_props:
+            js.schedule_delete(user=None, propagation=p)
+        rlsrc = qs.queue_create(user=None, name=f"{prefix}_RLSRC", queue_table=mc)
+        rlprop = _propagation(f"{prefix}_PRL", rlsrc, f"{prefix}_RLDST@{link}", None, True)
+        topo.propagations.append(rlprop)
+        out.update(
+            latency(
+                conninfo,
+                rlsrc,
+                remote.queues[f"{prefix}_RLDST"],
+                rlprop,
+                sizes["latency"],
+                worker,
+                dispatcher,
+                log,
+                key="remote_latency",
+            )
+        )
+        log(
+            f"  remote_latency  p50 {out['remote_latency_p50_ms']} ms, p99 "
+            f"{out['remote_latency_p99_ms']} ms, max {out['remote_latency_max_ms']} ms "
+            f"({out['remote_latency_n']} messages)"
+        )
+        js.schedule_disable(user=None, propagation=rlprop)
+
         n_bulk = sizes["spark_bulk"]
         out.update(
             bulk_source(
@@ -1182,6 +1390,9 @@ def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict
             **TARGETS,
             "spark_bulk": round(TARGETS["spark_bulk_vs_celery_window"] * out["celery_window"], 1),
             "spark_bulk_s": round(TARGETS["spark_bulk_vs_sql_limit_s"] * out["sql_limit_s"], 3),
+            "remote_window": round(
+                TARGETS["remote_window_vs_celery_window"] * out["celery_window"], 1
+            ),
         }
     finally:
         if dispatcher is not None:
@@ -1203,7 +1414,11 @@ def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict
                 time.sleep(0.1)
             worker.stop()
             forget_broker_queue(celery_queue)
-        _drop(topo, hostname)
+        try:
+            _drop(topo, hostname)
+        finally:
+            if remote is not None:
+                remote.drop()  # after the propagations that use its link
         if var_dir is not None:
             shutil.rmtree(var_dir, ignore_errors=True)
     return out

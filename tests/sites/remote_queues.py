@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections import Counter
 from typing import Any
 
 import psycopg
@@ -35,14 +36,16 @@ if not Queue.objects.filter(name="REMOTE_A").exists():
 """
 
 
-def run_at_site_b(server: SiteServer, code: str, what: str) -> None:
-    """Run ``code`` in a ``manage.py shell`` whose database is site_b (this project's own
-    services, as that site would run them)."""
+def run_at_site_b(
+    server: SiteServer, code: str, what: str, dbname: str = "site_b", global_name: str = SITE_B
+) -> None:
+    """Run ``code`` in a ``manage.py shell`` whose database is site_b (or ``dbname``, the site
+    ``global_name`` of the same server): this project's own services, as that site runs them."""
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("AQ_")},
-        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{server.port}/site_b",
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{server.port}/{dbname}",
         "DJANGO_SETTINGS_MODULE": "console.settings",
-        "AQ_GLOBAL_NAME": SITE_B,
+        "AQ_GLOBAL_NAME": global_name,
     }
     done = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", code],
@@ -56,11 +59,12 @@ def run_at_site_b(server: SiteServer, code: str, what: str) -> None:
     assert done.returncode == 0, f"{what} failed:\n{done.stderr}"
 
 
-def remote_queues(server: SiteServer) -> None:
+def remote_queues(server: SiteServer, dbname: str = "site_b", global_name: str = SITE_B) -> None:
     """REMOTE_IN (ANY, single consumer), REMOTE_TYPED (ORDER) and REMOTE_A, REMOTE_B and
-    REMOTE_Q (ANY, single consumer) at site_b; idempotent."""
-    run_at_site_b(server, _MAKE, "making the remote queues")
-    with server.admin("site_b") as conn:
+    REMOTE_Q (ANY, single consumer) at site_b (or at ``dbname``, the site ``global_name`` of the
+    same server); idempotent."""
+    run_at_site_b(server, _MAKE, "making the remote queues", dbname, global_name)
+    with server.admin(dbname) as conn:
         conn.execute(
             f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {SITE_USER}"
         )
@@ -131,3 +135,15 @@ def remote_hub(server: SiteServer, a_global_name: str) -> None:
     run_at_site_b(server, _MAKE_HUB.replace("{a!r}", repr(a_global_name)), "making B_HUB")
     with server.admin("site_b") as conn:
         conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {SITE_USER}")
+
+
+def remote_seqs(server: SiteServer, queue: str, tag: str, dbname: str = "site_b") -> Counter:
+    """How many copies of each ``seq`` (payload key) tagged ``tag`` ``queue`` holds at the site
+    ``dbname``, in any state: the crash tests' exact count."""
+    with server.admin(dbname) as conn:
+        rows = conn.execute(
+            "SELECT (m.payload->>'seq')::int FROM aq_message m "
+            "JOIN queues_queue q ON q.id = m.queue_id WHERE q.name = %s AND m.payload->>'tag' = %s",
+            (queue, tag),
+        ).fetchall()
+    return Counter(r[0] for r in rows)
