@@ -10,9 +10,6 @@ says why.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -20,6 +17,8 @@ import psycopg
 from django.conf import settings
 from django.db import connection
 from psycopg import errors, sql
+
+from sites.provision import manage_at
 
 QUEUE_TABLE = "SITE2_EVENTS_QT"
 QUEUE = "EVENTS_IN"
@@ -84,21 +83,7 @@ def second_site() -> SecondSite:
 
 def _manage(site: SecondSite, *args: str) -> None:
     """Run manage.py as the second site: its database, its global name."""
-    env = {k: v for k, v in os.environ.items() if k != "AQ_GLOBAL_NAME"}
-    env.update(
-        DATABASE_URL=site.url,
-        AQ_GLOBAL_NAME=site.global_name,
-        DJANGO_SETTINGS_MODULE="console.settings",
-    )
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=settings.BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-    )
+    done = manage_at(site.url, site.global_name, *args)
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
         raise Skipped(f"manage.py {args[0]} at the second site failed: {' '.join(tail)}")

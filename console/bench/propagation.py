@@ -466,10 +466,10 @@ class RemoteSite:
 
 
 def remote_site(conninfo: str, prefix: str, queue_names: list[str], log: Log) -> RemoteSite:
-    from django.conf import settings
     from django.db import connection
 
     from sites import services as ss
+    from sites.provision import manage_at
 
     params = psycopg.conninfo.conninfo_to_dict(conninfo)
     dbname = f"{params['dbname']}_{prefix.lower()}"[:63]
@@ -483,12 +483,6 @@ def remote_site(conninfo: str, prefix: str, queue_names: list[str], log: Log) ->
     with psycopg.connect(conninfo, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{dbname}"')
     url = database_url().rsplit("/", 1)[0] + "/" + quote(dbname, safe="")
-    env = {
-        **os.environ,
-        "DATABASE_URL": url,
-        "AQ_GLOBAL_NAME": site.global_name,
-        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "console.settings"),
-    }
     try:
         for args in (
             ["migrate", "--noinput", "-v0"],
@@ -499,15 +493,7 @@ def remote_site(conninfo: str, prefix: str, queue_names: list[str], log: Log) ->
                 _REMOTE_QUEUES.format(names=json.dumps(queue_names), table=f"{prefix}_REMOTE_SC"),
             ],
         ):
-            done = subprocess.run(
-                [sys.executable, "manage.py", *args],
-                cwd=str(settings.BASE_DIR),
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=600,
-                stdin=subprocess.DEVNULL,
-            )
+            done = manage_at(url, site.global_name, *args)
             if done.returncode != 0:
                 raise BenchError(
                     f"manage.py {args[0]} of the remote site failed: {done.stderr[-2000:]}"
