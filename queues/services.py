@@ -971,7 +971,8 @@ def queue_monitor_run() -> engine.MonitorReport:
 
 def queue_storage_vacuum() -> list[engine.Bloat]:
     """The queue monitor's housekeeping: VACUUM (ANALYZE) the storage leaves holding many dead
-    rows (``AQ_VACUUM_MIN_DEAD``, ``AQ_VACUUM_DEAD_RATIO``). VACUUM cannot run in a transaction,
+    rows, or many rows changed since their last ANALYZE (``AQ_VACUUM_MIN_DEAD``,
+    ``AQ_VACUUM_DEAD_RATIO``: see engine.bloated). VACUUM cannot run in a transaction,
     so this is called outside one (Django's connection is then in autocommit mode)."""
     if transaction.get_connection().in_atomic_block:
         raise RuntimeError("queue_storage_vacuum must run outside a transaction")

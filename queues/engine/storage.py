@@ -168,21 +168,28 @@ class Bloat:
     table: str
     live: int
     dead: int
+    modified: int = 0  # rows changed since the leaf was last analysed
 
 
 def bloated(conn: psycopg.Connection, *, min_dead: int, dead_ratio: float) -> list[Bloat]:
     """Leaves holding at least ``min_dead`` dead rows and at least ``dead_ratio`` dead per live
-    row (from the statistics collector, so a few hundred milliseconds behind)."""
+    row, or as many rows changed since their last ANALYZE (from the statistics collector, so a
+    few hundred milliseconds behind). The second rule is autovacuum's analyze threshold: a leaf
+    that grew by many live rows (a busy queue's processed messages) without statistics gets
+    generic plans that scan all of it for one message (docs/BENCHMARKS.md, "The plan")."""
     rows = conn.execute(
         """
-        SELECT s.relname, s.n_live_tup, s.n_dead_tup FROM pg_stat_user_tables s
+        SELECT s.relname, s.n_live_tup, s.n_dead_tup, s.n_mod_since_analyze
+        FROM pg_stat_user_tables s
         WHERE s.schemaname = current_schema() AND s.relname ~ '^aq_qt[0-9]+_c?[pb]$'
-          AND s.n_dead_tup >= %s AND s.n_dead_tup >= %s * s.n_live_tup
-        ORDER BY s.n_dead_tup DESC
+          AND ((s.n_dead_tup >= %(min)s AND s.n_dead_tup >= %(ratio)s * s.n_live_tup)
+               OR (s.n_mod_since_analyze >= %(min)s
+                   AND s.n_mod_since_analyze >= %(ratio)s * s.n_live_tup))
+        ORDER BY s.n_dead_tup + s.n_mod_since_analyze DESC
         """,
-        (min_dead, dead_ratio),
+        {"min": min_dead, "ratio": dead_ratio},
     ).fetchall()
-    return [Bloat(r[0], int(r[1]), int(r[2])) for r in rows]
+    return [Bloat(r[0], int(r[1]), int(r[2]), int(r[3])) for r in rows]
 
 
 def vacuum(autocommit_conn: psycopg.Connection, tables: list[str]) -> None:

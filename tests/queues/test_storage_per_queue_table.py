@@ -179,3 +179,41 @@ def test_vacuum_refuses_a_transaction_and_a_table_that_is_not_storage():
         conn.autocommit = True
         with pytest.raises(ValueError, match="not a message leaf"):
             engine.vacuum(conn, ["auth_user"])
+
+
+def _analysed(table: str) -> bool:
+    return bool(
+        _one(
+            "SELECT coalesce(last_analyze, last_autoanalyze) IS NOT NULL FROM pg_stat_user_tables "
+            "WHERE relname = %s",
+            [table],
+        )
+    )
+
+
+@LIVE
+def test_the_queue_monitor_analyses_storage_that_grew_without_statistics(admin_user, settings):
+    """Live rows count too: a leaf that took many messages (kept as history, or waiting) and was
+    never analysed gets generic plans that scan all of it for one message (docs/BENCHMARKS.md,
+    "The plan"), so the monitor analyses it as autovacuum's analyze threshold would."""
+    settings.AQ_VACUUM_MIN_DEAD = 200
+    settings.AQ_VACUUM_DEAD_RATIO = 0.5
+    q = make_queue(admin_user, "Q_GROWN")
+    quiet = make_queue(admin_user, "Q_STILL")
+    put(quiet, "stays", user=admin_user)
+    leaf, quiet_leaf = (
+        engine.message_leaf(q.queue_table_id),
+        engine.message_leaf(quiet.queue_table_id),
+    )
+    put(q, *range(300), user=admin_user)  # live rows, no dead ones
+    deadline = time.monotonic() + 10
+    modified = "SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relname = %s"
+    while (_one(modified, [leaf]) or 0) < 300 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _dead(leaf) == 0 and not _analysed(leaf)
+
+    report = tasks.queue_monitor_run()
+
+    assert leaf in report["vacuumed"]
+    assert quiet_leaf not in report["vacuumed"]
+    assert _analysed(leaf) and not _analysed(quiet_leaf)
