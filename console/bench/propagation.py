@@ -252,28 +252,26 @@ def forget_broker_queue(name: str) -> None:
         queue.delete()
 
 
-class Dispatcher(threading.Thread):
-    """The beat's dispatch: open due windows and send each new run to the worker's queue."""
+class BeatEntry(threading.Thread):
+    """One of beat's periodic entries, run in this process every ``interval`` seconds
+    (:meth:`tick`) until stopped; an error ends it and is reported by the suite."""
 
-    def __init__(self, queue: str, interval: float):
-        super().__init__(name="aqbench-dispatch", daemon=True)
-        self.queue = queue
+    def __init__(self, name: str, interval: float, join_timeout: float = 30):
+        super().__init__(name=name, daemon=True)
         self.interval = interval
+        self.join_timeout = join_timeout
         self.stopping = threading.Event()
-        self.sent: list[int] = []
         self.error: BaseException | None = None
+
+    def tick(self) -> None:
+        raise NotImplementedError
 
     def run(self) -> None:
         from django.db import connection
 
-        from jobs.services import propagation_dispatch
-        from jobs.tasks import propagation_run
-
         try:
             while not self.stopping.is_set():
-                for run_id in propagation_dispatch(send=False):
-                    propagation_run.apply_async((run_id,), queue=self.queue)
-                    self.sent.append(run_id)
+                self.tick()
                 self.stopping.wait(self.interval)
         except BaseException as exc:  # reported by the suite, which then stops
             self.error = exc
@@ -282,37 +280,38 @@ class Dispatcher(threading.Thread):
 
     def stop(self) -> None:
         self.stopping.set()
-        self.join(timeout=30)
+        self.join(timeout=self.join_timeout)
 
 
-class Monitor(threading.Thread):
+class Dispatcher(BeatEntry):
+    """The beat's dispatch: open due windows and send each new run to the worker's queue."""
+
+    def __init__(self, queue: str, interval: float):
+        super().__init__("aqbench-dispatch", interval)
+        self.queue = queue
+        self.sent: list[int] = []
+
+    def tick(self) -> None:
+        from jobs.services import propagation_dispatch
+        from jobs.tasks import propagation_run
+
+        for run_id in propagation_dispatch(send=False):
+            propagation_run.apply_async((run_id,), queue=self.queue)
+            self.sent.append(run_id)
+
+
+class Monitor(BeatEntry):
     """The beat's queue monitor (``aq-queue-monitor``, every AQ_MONITOR_INTERVAL_S): timers and
     the storage housekeeping that keeps a queue table's plans sound as history grows."""
 
     def __init__(self, interval: float):
-        super().__init__(name="aqbench-monitor", daemon=True)
-        self.interval = interval
-        self.stopping = threading.Event()
+        super().__init__("aqbench-monitor", interval, join_timeout=60)
         self.vacuumed: list[str] = []
-        self.error: BaseException | None = None
 
-    def run(self) -> None:
-        from django.db import connection
-
+    def tick(self) -> None:
         from queues.tasks import queue_monitor_run
 
-        try:
-            while not self.stopping.is_set():
-                self.vacuumed += queue_monitor_run().get("vacuumed", [])
-                self.stopping.wait(self.interval)
-        except BaseException as exc:  # reported by the suite, which then stops
-            self.error = exc
-        finally:
-            connection.close()
-
-    def stop(self) -> None:
-        self.stopping.set()
-        self.join(timeout=60)
+        self.vacuumed += queue_monitor_run().get("vacuumed", [])
 
 
 class CommitClock(threading.Thread):
