@@ -302,6 +302,11 @@ AQ_PROPAGATION = {
     "RUN_RETENTION_DAYS": _env_float("AQ_PROPAGATION_RUN_RETENTION_DAYS", 7),
 }
 AQ_WORKER_HEARTBEAT_S = _env_float("AQ_WORKER_HEARTBEAT_S", 5)
+# A worker whose probes through the broker go unanswered this long, with a free pool slot, has a
+# stuck consumer and starts again in place (jobs/watchdog.py). Probes go to each worker's own
+# direct queue.
+AQ_WORKER_STALL_S = _env_float("AQ_WORKER_STALL_S", 60)
+CELERY_WORKER_DIRECT = True
 AQ_DISPATCH_INTERVAL_S = _env_float("AQ_DISPATCH_INTERVAL_S", 1)
 # The Messaging Gateway (gateway app). Back-off and FAILED-after-16 are MGW's (spec/gateway.md
 # §1.9.3, §1.12); tests shorten them through the environment.

@@ -30,6 +30,11 @@ def propagation_run(self: Any, run_id: int) -> str:
     )
 
 
+@shared_task(name="jobs.tasks.worker_probe", ignore_result=True, acks_late=False)
+def worker_probe() -> None:
+    """The consumer watchdog's probe (jobs/watchdog.py): its receipt is what counts."""
+
+
 @shared_task(name="jobs.tasks.propagation_dispatch", ignore_result=True)
 def propagation_dispatch() -> list[int]:
     """Beat: open due windows (no new run while maintenance mode is on)."""

@@ -36,6 +36,9 @@ class HeartbeatStep(bootsteps.StartStopStep):
         self._thread: threading.Thread | None = None
 
     def start(self, worker: Any) -> None:
+        from jobs.watchdog import ConsumerWatchdog
+
+        self._watchdog = ConsumerWatchdog(worker, stall_s=settings.AQ_WORKER_STALL_S)
         self._thread = threading.Thread(target=self._loop, name="aq-heartbeat", daemon=True)
         self._thread.start()
 
@@ -48,6 +51,8 @@ class HeartbeatStep(bootsteps.StartStopStep):
     def _loop(self) -> None:
         while not self._stop.is_set():
             self._beat()
+            if self._watchdog.check() and not self._stop.is_set():
+                self._watchdog.restart()
             self._stop.wait(settings.AQ_WORKER_HEARTBEAT_S)
 
     def _beat(self, *, stopping: bool = False) -> None:
@@ -57,7 +62,12 @@ class HeartbeatStep(bootsteps.StartStopStep):
 
         w = self.worker
         try:
-            queues = sorted(q.name for q in w.app.amqp.queues.consume_from.values())
+            # Not the worker's own direct queue (the watchdog's probes): it is no work queue.
+            queues = sorted(
+                q.name
+                for q in w.app.amqp.queues.consume_from.values()
+                if not q.name.endswith(".dq2")
+            )
         except Exception:
             queues = []
         active = [

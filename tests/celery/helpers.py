@@ -43,6 +43,7 @@ TIMING_KEYS: dict[str, tuple[str, str | None]] = {
     "AQ_PROPAGATION_BATCH": ("BATCH", None),
     "AQ_WORKER_HEARTBEAT_S": ("AQ_WORKER_HEARTBEAT_S", "top"),
     "AQ_DISPATCH_INTERVAL_S": ("AQ_DISPATCH_INTERVAL_S", "top"),
+    "AQ_WORKER_STALL_S": ("AQ_WORKER_STALL_S", "top"),
 }
 
 DEFAULT_TIMINGS: dict[str, float] = {

@@ -50,6 +50,8 @@ SHORT_TIMINGS = {
     "AQ_PROPAGATION_RESEND_S": "2",
     "AQ_SITE_STATEMENT_TIMEOUT_S": "2",
     "AQ_WORKER_HEARTBEAT_S": "0.5",
+    # A worker whose consumer a broker restart left stuck starts again after this (jobs/watchdog.py).
+    "AQ_WORKER_STALL_S": "5",
     "AQ_DISPATCH_INTERVAL_S": "0.5",
     "AQ_MONITOR_INTERVAL_S": "0.5",
     "MGW_HEARTBEAT_S": "0.3",
