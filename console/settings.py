@@ -248,7 +248,11 @@ CELERY_TASK_IGNORE_RESULT = True
 # workers: they keep trying until it is back.
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_TASK_ACKS_LATE = True
+# Not acks_late: each task is either a beat task sent again at its next interval, or claims its
+# work in PostgreSQL (runs, agents, Spark jobs) so a second delivery is harmless and a lost one is
+# sent again by a reaper. An unacknowledged message is also what kombu's Redis transport stumbles
+# on when the broker drops the connection (console/broker.py).
+CELERY_TASK_ACKS_LATE = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # The AQ queue monitor: timers run often so delay and expiration are honoured within a second or so.
