@@ -23,8 +23,8 @@ from core.exceptions import DomainError, Forbidden
 from core.roles import user_can
 from core.services import change_log_record
 from definitions.kinds import KINDS, SECRET, Key, Kind, Row
-from queues.choices import QueueKind
 from definitions.selectors import ENCRYPTED, FORMAT, OMITTED, VERSION, definitions_rows
+from queues.choices import QueueKind
 
 User = AbstractBaseUser | AnonymousUser | None
 MASK = crypto.MASK
