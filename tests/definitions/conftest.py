@@ -34,3 +34,8 @@ def load_demo() -> None:
 def demo_document(db) -> dict[str, Any]:
     load_demo()
     return definitions_export()
+
+
+@pytest.fixture(autouse=True)
+def _suite(fast_passwords, role_groups) -> None:
+    """Cheap password hashing and the role groups, as the API and page suites have them."""
