@@ -162,12 +162,38 @@ def _read(document: Any) -> list[_Item]:
 
 
 def _shown(name: str, value: Any) -> Any:
-    return MASK if name == SECRET and value else value
+    """A value as the plan shows it: never a secret."""
+    if name == SECRET and value:
+        return MASK
+    if name == "options" and isinstance(value, list):
+        return [
+            {**o, "value": MASK}
+            if isinstance(o, dict) and o.get("encrypted") and "value" in o
+            else o
+            for o in value
+        ]
+    return value
+
+
+def _filled(kind: Kind, current: Row, row: Row) -> Row:
+    """The document's row with the encrypted option values it left out (``secrets=omit``)
+    taken from the topology: left out means unchanged."""
+    if kind.name != "gateway_agents" or not isinstance(row.get("options"), list):
+        return row
+    have = {o["name"]: o for o in current.get("options", [])}
+    options = [
+        {**o, "value": have[o.get("name")]["value"]}
+        if isinstance(o, dict) and "value" not in o and o.get("name") in have
+        else o
+        for o in row["options"]
+    ]
+    return {**row, "options": options}
 
 
 def _differences(kind: Kind, current: Row, wanted: Row) -> dict[str, dict[str, Any]]:
     """Fields the document gives with another value. A field it leaves out stays as it is."""
     out = {}
+    wanted = _filled(kind, current, wanted)
     for name in kind.fields:
         if name in kind.key_fields or name not in wanted:
             continue
@@ -251,10 +277,12 @@ def _apply(user: User, items: list[_Item], plan: Plan, objects: dict[str, dict[K
                 # Changed, or made meanwhile by another create (a queue table's AQ$_<name>_E).
                 now = {kind.key(r): r for o, r in kind.rows() if o.pk == obj.pk}
                 current = now[kind.key(item.row)]
-                diff = {n: item.row[n] for n in _differences(kind, current, item.row)}
+                row = _filled(kind, current, item.row)
+                diff = {n: row[n] for n in _differences(kind, current, row)}
                 if diff:
                     kind.update(user, obj, current, diff)
-        except (DomainError, ValidationError, TypeError, ValueError) as exc:
+        # A value of the wrong type may fail inside a service before its own checks.
+        except (DomainError, ValidationError, TypeError, ValueError, AttributeError) as exc:
             if isinstance(exc, Forbidden):
                 raise
             raise _at(change.path, exc) from exc

@@ -43,6 +43,10 @@ def test_secrets_are_exported_sealed_and_open_only_with_this_key(demo_document, 
 def test_secrets_omit_leaves_them_out_and_an_import_keeps_the_stored_ones(
     demo_document, admin_api, monitor_api
 ):
+    agent = Agent.objects.get(name="DEFAULT_AGENT")
+    gateway_services.agent_option_set(
+        user=None, agent=agent, name="token", value="opt-secret", encrypted=True
+    )
     r = admin_api.get("/api/definitions/?secrets=omit")
 
     assert r.status_code == 200
@@ -50,11 +54,13 @@ def test_secrets_omit_leaves_them_out_and_an_import_keeps_the_stored_ones(
     assert doc["secrets"] == "omitted"
     assert '"password"' not in json.dumps(doc)
     assert all("password" not in a for a in doc["gateway_agents"])
+    assert doc["gateway_agents"][0]["options"] == [{"name": "token", "encrypted": True}]
     # Nothing in it differs from the topology: importing it changes nothing, passwords stay.
     r = admin_api.post("/api/definitions/", doc, format="json")
     assert r.json()["summary"] == {"create": 0, "change": 0, "delete": 0}
     link = DatabaseLink.objects.get(name="SELF_SITE")
     assert crypto.decrypt(link.password_encrypted) == PASSWORD
+    assert gateway_services.agent_option_values(agent)["token"] == "opt-secret"
     # Sealed or not, the document is for administrators only.
     assert monitor_api.get("/api/definitions/?secrets=omit").status_code == 403
     assert monitor_api.post("/api/definitions/?dry_run=1", doc, format="json").status_code == 403
