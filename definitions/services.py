@@ -244,7 +244,9 @@ def _at(path: str, exc: Exception) -> DomainError:
     """The service's refusal, placed at the document's path."""
     if isinstance(exc, DomainError):
         where = f"{path}.{exc.field}" if path and exc.field else (path or exc.field)
-        return type(exc)(exc.message, field=where)
+        # A name the document gives that does not exist is bad input at that path, not a 404.
+        cls = DomainError if exc.status_code == 404 else type(exc)
+        return cls(exc.message, field=where)
     if isinstance(exc, ValidationError):
         if hasattr(exc, "message_dict"):
             name, messages = next(iter(exc.message_dict.items()))
