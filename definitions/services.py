@@ -38,6 +38,9 @@ class Change:
     name: str  # the object's name as people write it (NAME, or NAME@QUEUE / NAME@LINK)
     path: str  # where it is in the document (none for a delete)
     fields: dict[str, dict[str, Any]] = field(default_factory=dict)  # field → {from, to}
+    # The object and its row when the plan was made (None for a create): not shown.
+    obj: Any = field(default=None, repr=False, compare=False)
+    row: Row | None = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -202,7 +205,7 @@ def _differences(kind: Kind, current: Row, wanted: Row) -> dict[str, dict[str, A
     return out
 
 
-def _plan(items: list[_Item], *, prune: bool) -> tuple[Plan, dict[str, dict[Key, Any]]]:
+def _plan(items: list[_Item], *, prune: bool) -> Plan:
     rows = definitions_rows()
     current: dict[str, dict[Key, tuple[Any, Row]]] = {
         kind.name: {kind.key(row): (obj, row) for obj, row in rows[kind.name]} for kind in KINDS
@@ -223,14 +226,13 @@ def _plan(items: list[_Item], *, prune: bool) -> tuple[Plan, dict[str, dict[Key,
             continue
         diff = _differences(kind, have[1], item.row)
         if diff:
-            changes.append(Change("change", kind.name, kind.label(key), item.path, diff))
+            changes.append(Change("change", kind.name, kind.label(key), item.path, diff, *have))
     if prune:
         for kind in reversed(KINDS):
             for key, (obj, _row) in current[kind.name].items():
                 if key not in wanted[kind.name] and not kind.skip_delete(obj):
-                    changes.append(Change("delete", kind.name, kind.label(key), ""))
-    objects = {k: {key: obj for key, (obj, _row) in v.items()} for k, v in current.items()}
-    return Plan(changes, prune), objects
+                    changes.append(Change("delete", kind.name, kind.label(key), "", {}, obj, _row))
+    return Plan(changes, prune)
 
 
 # --- applying it ---------------------------------------------------------------------------------
@@ -262,7 +264,7 @@ def _creation_order(item: _Item) -> int:
     return 0 if item.kind.name == "queues" and exception else 1
 
 
-def _apply(user: User, items: list[_Item], plan: Plan, objects: dict[str, dict[Key, Any]]) -> None:
+def _apply(user: User, items: list[_Item], plan: Plan) -> None:
     by_path = {c.path: c for c in plan.changes if c.action != "delete"}
     todo = sorted(
         (i for i in items if i.path in by_path),
@@ -272,13 +274,17 @@ def _apply(user: User, items: list[_Item], plan: Plan, objects: dict[str, dict[K
         kind, change = item.kind, by_path[item.path]
         try:
             with transaction.atomic():
-                obj = kind.find(item.row)
-                if obj is None:
-                    kind.create(user, item.row)
-                    continue
-                # Changed, or made meanwhile by another create (a queue table's AQ$_<name>_E).
-                now = {kind.key(r): r for o, r in kind.rows() if o.pk == obj.pk}
-                current = now[kind.key(item.row)]
+                if change.action == "change":
+                    obj, current = change.obj, change.row
+                else:
+                    obj = kind.find(item.row)
+                    if obj is None:
+                        kind.create(user, item.row)
+                        continue
+                    # Made meanwhile by another create (a queue table's AQ$_<name>_E): its
+                    # row as it is now, then the same comparison as the plan's.
+                    current = next(r for o, r in kind.rows() if o.pk == obj.pk)
+                assert current is not None
                 row = _filled(kind, current, item.row)
                 diff = {n: row[n] for n in _differences(kind, current, row)}
                 if diff:
@@ -293,8 +299,7 @@ def _apply(user: User, items: list[_Item], plan: Plan, objects: dict[str, dict[K
         if change.action != "delete":
             continue
         kind = kinds[change.kind]
-        key = next(k for k in objects[kind.name] if kind.label(k) == change.name)
-        obj = type(objects[kind.name][key]).objects.filter(pk=objects[kind.name][key].pk).first()
+        obj = type(change.obj).objects.filter(pk=change.obj.pk).first()
         if obj is None:
             continue  # went with its parent (a queue with its queue table)
         try:
@@ -316,11 +321,11 @@ def definitions_import(
     if user is not None and not user_can(user, Capability.CONFIGURE):
         raise Forbidden("Your role does not allow this.")
     items = _read(document)
-    plan, objects = _plan(items, prune=prune)
+    plan = _plan(items, prune=prune)
     plan.dry_run = dry_run
     try:
         with transaction.atomic():
-            _apply(user, items, plan, objects)
+            _apply(user, items, plan)
             if plan.changes:
                 counts = plan.as_dict()["summary"]
                 change_log_record(
