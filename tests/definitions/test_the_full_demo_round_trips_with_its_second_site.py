@@ -11,12 +11,10 @@ from __future__ import annotations
 import os
 from io import StringIO
 
-import psycopg
 import pytest
 from django.core.management import call_command
-from django.db import connection, transaction
+from django.db import transaction
 
-from console import demo_site
 from definitions.selectors import definitions_export
 from definitions.services import definitions_import
 from jobs.models import Propagation
@@ -30,18 +28,7 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def second_site():
-    site = demo_site.second_site()
-    yield site
-    cfg = connection.settings_dict
-    with psycopg.connect(
-        host=site.host, port=site.port, dbname=cfg["NAME"], user=site.username, autocommit=True
-    ) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{site.database}" WITH (FORCE)')
-
-
-def test_the_full_demo_round_trips_as_the_same_document(second_site):
+def test_the_full_demo_round_trips_as_the_same_document(second_db):
     empty = transaction.savepoint()
     call_command("demo_topology", stdout=StringIO())
     first = definitions_export()
