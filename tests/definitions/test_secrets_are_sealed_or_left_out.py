@@ -61,6 +61,11 @@ def test_secrets_omit_leaves_them_out_and_an_import_keeps_the_stored_ones(
     link = DatabaseLink.objects.get(name="SELF_SITE")
     assert crypto.decrypt(link.password_encrypted) == PASSWORD
     assert gateway_services.agent_option_values(agent)["token"] == "opt-secret"
+    assert admin_api.get("/api/definitions/?secrets=plain").json() == {
+        "secrets": ["secrets is encrypted or omit."]
+    }
+    r = admin_api.get("/api/definitions/?secrets=omit&download=1")
+    assert r["Content-Disposition"] == 'attachment; filename="definitions.json"'
     # Sealed or not, the document is for administrators only.
     assert monitor_api.get("/api/definitions/?secrets=omit").status_code == 403
     assert monitor_api.post("/api/definitions/?dry_run=1", doc, format="json").status_code == 403
