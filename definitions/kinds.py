@@ -91,6 +91,8 @@ class Kind:
     fields: tuple[str, ...]  # every field a row may have, in the document's order
     find: Callable[[Row], Model | None]
     skip_delete: Callable[[Model], bool] = lambda obj: False
+    # Names the services store upper-cased (DBMS_MGWADM's): a document may write them in any case.
+    upper: tuple[str, ...] = ()
 
     def key(self, row: Row) -> Key:
         return tuple(str(row.get(f)) for f in self.key_fields)
@@ -1196,6 +1198,7 @@ KINDS: tuple[Kind, ...] = (
         ("name", "username", SECRET, "max_memory", "max_threads", "comment", "options"),
         _gateway_agent_find,
         skip_delete=_is_default_agent,
+        upper=("name",),
     ),
     Kind(
         "links",
@@ -1216,6 +1219,7 @@ KINDS: tuple[Kind, ...] = (
             "comment",
         ),
         _link_find,
+        upper=("name", "agent"),
     ),
     Kind(
         "foreign_queues",
@@ -1226,6 +1230,7 @@ KINDS: tuple[Kind, ...] = (
         _foreign_queue_delete,
         ("link", "name", "provider_queue", "domain", "options", "comment"),
         _foreign_queue_find,
+        upper=("link", "name"),
     ),
     Kind(
         "propagations",
@@ -1268,6 +1273,7 @@ KINDS: tuple[Kind, ...] = (
             "comment",
         ),
         _job_find,
+        upper=("name",),
     ),
 )
 

@@ -111,6 +111,9 @@ def _read_item(kind: Kind, raw: Any, path: str) -> Row:
         if not isinstance(raw.get(key), str) or not raw[key].strip():
             raise DomainError(f"{key} is required (text).", field=f"{path}.{key}")
     row = dict(raw)
+    for name in kind.upper:
+        if isinstance(row.get(name), str):
+            row[name] = row[name].strip().upper()
     if SECRET in row:
         row[SECRET] = _open_secret(row[SECRET], path=f"{path}.{SECRET}")
     if isinstance(row.get("options"), list) and kind.name == "gateway_agents":
@@ -131,7 +134,7 @@ def _read(document: Any) -> list[_Item]:
         raise DomainError("A definitions document is a JSON object.", field="document")
     if document.get("format") != FORMAT:
         raise DomainError(f"format must be {FORMAT!r}.", field="format")
-    if document.get("version") != VERSION:
+    if type(document.get("version")) is not int or document["version"] != VERSION:
         raise DomainError(
             f"This console reads version {VERSION} of the format, not {document.get('version')!r}.",
             field="version",
