@@ -18,7 +18,21 @@ from django.contrib.auth import get_user_model
 from django.db.models import Model
 from django.utils.dateparse import parse_datetime
 
+from core import crypto
 from core.exceptions import DomainError
+from gateway import services as gateway_services
+from gateway.choices import JobStatus
+from gateway.models import Agent as GatewayAgent
+from gateway.models import ForeignQueue, Job, Link
+from jobs import services as jobs_services
+from jobs.models import Propagation
+from queues import services as queue_services
+from queues.models import Agent as AqAgent
+from queues.models import Queue, QueuePrivilege, QueueTable, Subscriber
+from rules import services as rule_services
+from rules.models import EvaluationContext, Rule, RuleSet
+from sites import services as site_services
+from sites.models import DatabaseLink
 
 Row = dict[str, Any]
 Key = tuple[str, ...]
@@ -105,8 +119,6 @@ class Kind:
 
 
 def _queue_table_rows() -> Iterable[tuple[Model, Row]]:
-    from queues.models import QueueTable
-
     for qt in QueueTable.objects.select_related("owner").order_by("name"):
         yield (
             qt,
@@ -125,37 +137,27 @@ def _queue_table_rows() -> Iterable[tuple[Model, Row]]:
 
 
 def _queue_table_create(user: User, row: Row) -> None:
-    from queues import services
-
     args = {k: v for k, v in row.items() if k != "owner"}
-    services.queue_table_create(
+    queue_services.queue_table_create(
         user=user, owner=_user_named(row.get("owner"), field="owner"), **args
     )
 
 
 def _queue_table_update(user: User, obj: Model, current: Row, changes: Row) -> None:
-    from queues import services
-
     if "owner" in changes:
         changes = {**changes, "owner": _user_named(changes["owner"], field="owner")}
-    services.queue_table_update(user=user, queue_table=obj, **changes)
+    queue_services.queue_table_update(user=user, queue_table=obj, **changes)
 
 
 def _queue_table_delete(user: User, obj: Model) -> None:
-    from queues import services
-
-    services.queue_table_delete(user=user, queue_table=obj)
+    queue_services.queue_table_delete(user=user, queue_table=obj)
 
 
 def _queue_table_find(row: Row) -> Model | None:
-    from queues.models import QueueTable
-
     return QueueTable.objects.filter(name=row.get("name")).first()
 
 
 def _queue_rows() -> Iterable[tuple[Model, Row]]:
-    from queues.models import Queue
-
     for q in Queue.objects.select_related("queue_table", "exception_queue").order_by("name"):
         yield (
             q,
@@ -175,8 +177,6 @@ def _queue_rows() -> Iterable[tuple[Model, Row]]:
 
 
 def _queue_refs(row: Row) -> Row:
-    from queues.models import Queue, QueueTable
-
     out = dict(row)
     if "queue_table" in row:
         out["queue_table"] = _get(
@@ -190,50 +190,36 @@ def _queue_refs(row: Row) -> Row:
 
 
 def _queue_create(user: User, row: Row) -> None:
-    from queues import services
-
-    services.queue_create(user=user, **_queue_refs(row))
+    queue_services.queue_create(user=user, **_queue_refs(row))
 
 
 def _queue_update(user: User, obj: Model, current: Row, changes: Row) -> None:
-    from queues import services
-
-    services.queue_update(user=user, queue=obj, **_queue_refs(changes))
+    queue_services.queue_update(user=user, queue=obj, **_queue_refs(changes))
 
 
 def _queue_delete(user: User, obj: Model) -> None:
-    from queues import services
-
-    services.queue_delete(user=user, queue=obj)
+    queue_services.queue_delete(user=user, queue=obj)
 
 
 def _queue_find(row: Row) -> Model | None:
-    from queues.models import Queue
-
     return Queue.objects.filter(name=row.get("name")).first()
 
 
 def _queue_is_default_exception(obj: Model) -> bool:
     """A queue table's AQ$_<name>_E comes and goes with its table."""
-    from queues.services import exception_queue_name
-
-    return obj.name == exception_queue_name(obj.queue_table.name)  # type: ignore[attr-defined]
+    table = obj.queue_table.name  # type: ignore[attr-defined]
+    return obj.name == queue_services.exception_queue_name(table)
 
 
 def _internal_subscriber_ids() -> set[int]:
     """Subscribers the propagations and gateway jobs make for themselves: they come and go with
     their owner, so they are not in the document."""
-    from gateway.models import Job
-    from jobs.models import Propagation
-
     ids = set(Propagation.objects.values_list("subscriber_id", flat=True))
     ids |= set(Job.objects.exclude(subscriber=None).values_list("subscriber_id", flat=True))
     return ids
 
 
 def _subscriber_rows() -> Iterable[tuple[Model, Row]]:
-    from queues.models import Subscriber
-
     internal = _internal_subscriber_ids()
     subs = Subscriber.objects.select_related("queue").order_by("queue__name", "name")
     for s in subs:
@@ -243,12 +229,9 @@ def _subscriber_rows() -> Iterable[tuple[Model, Row]]:
 
 
 def _subscriber_create(user: User, row: Row) -> None:
-    from queues import services
-    from queues.models import Queue
-
     queue = _get(Queue, field="queue", what="queue", name=row["queue"])
     args = {k: row[k] for k in ("address", "rule") if k in row}
-    services.subscriber_add(user=user, queue=queue, name=row["name"], **args)
+    queue_services.subscriber_add(user=user, queue=queue, name=row["name"], **args)
 
 
 def _subscriber_update(user: User, obj: Model, current: Row, changes: Row) -> None:
@@ -256,21 +239,15 @@ def _subscriber_update(user: User, obj: Model, current: Row, changes: Row) -> No
 
 
 def _subscriber_delete(user: User, obj: Model) -> None:
-    from queues import services
-
-    services.subscriber_remove(user=user, subscriber=obj)
+    queue_services.subscriber_remove(user=user, subscriber=obj)
 
 
 def _subscriber_find(row: Row) -> Model | None:
-    from queues.models import Subscriber
-
     return Subscriber.objects.filter(queue__name=row.get("queue"), name=row.get("name")).first()
 
 
 def _aq_agent_rows() -> Iterable[tuple[Model, Row]]:
-    from queues.models import Agent
-
-    for a in Agent.objects.prefetch_related("users").order_by("name"):
+    for a in AqAgent.objects.prefetch_related("users").order_by("name"):
         users = sorted(u.get_username() for u in a.users.all())
         yield a, {"name": a.name, "address": a.address, "comment": a.comment, "users": users}
 
@@ -282,23 +259,19 @@ def _users_list(value: Any, *, field: str) -> list[str]:
 
 
 def _aq_agent_set_users(user: User, agent: Model, have: list[str], want: list[str]) -> None:
-    from queues import services
-
     for i, name in enumerate(want):
         if name not in have:
             db_user = _user_named(name, field=f"users[{i}]")
-            services.agent_enable_db_access(user=user, agent=agent, db_user=db_user)
+            queue_services.agent_enable_db_access(user=user, agent=agent, db_user=db_user)
     for name in have:
         if name not in want:
             db_user = _user_named(name, field="users")
-            services.agent_disable_db_access(user=user, agent=agent, db_user=db_user)
+            queue_services.agent_disable_db_access(user=user, agent=agent, db_user=db_user)
 
 
 def _aq_agent_create(user: User, row: Row) -> None:
-    from queues import services
-
     args = {k: row[k] for k in ("address", "comment") if k in row}
-    agent = services.agent_create(user=user, name=row["name"], **args)
+    agent = queue_services.agent_create(user=user, name=row["name"], **args)
     _aq_agent_set_users(user, agent, [], _users_list(row.get("users", []), field="users"))
 
 
@@ -311,44 +284,31 @@ def _aq_agent_update(user: User, obj: Model, current: Row, changes: Row) -> None
 
 
 def _aq_agent_delete(user: User, obj: Model) -> None:
-    from queues import services
-
-    services.agent_delete(user=user, agent=obj)
+    queue_services.agent_delete(user=user, agent=obj)
 
 
 def _aq_agent_find(row: Row) -> Model | None:
-    from queues.models import Agent
-
-    return Agent.objects.filter(name=row.get("name")).first()
+    return AqAgent.objects.filter(name=row.get("name")).first()
 
 
 def _grant_rows() -> Iterable[tuple[Model, Row]]:
-    from queues.models import QueuePrivilege
-
     for g in QueuePrivilege.objects.select_related("queue", "user"):
         yield g, {"queue": g.queue.name, "user": g.user.get_username(), "privilege": g.privilege}
 
 
 def _grant_create(user: User, row: Row) -> None:
-    from queues import services
-    from queues.models import Queue
-
     queue = _get(Queue, field="queue", what="queue", name=row["queue"])
     grantee = _user_named(row["user"], field="user")
-    services.queue_privilege_grant(
+    queue_services.queue_privilege_grant(
         user=user, queue=queue, grantee=grantee, privilege=row["privilege"]
     )
 
 
 def _grant_delete(user: User, obj: Model) -> None:
-    from queues import services
-
-    services.queue_privilege_revoke(user=user, grant=obj)
+    queue_services.queue_privilege_revoke(user=user, grant=obj)
 
 
 def _grant_find(row: Row) -> Model | None:
-    from queues.models import QueuePrivilege
-
     return QueuePrivilege.objects.filter(
         queue__name=row.get("queue"), user__username=row.get("user"), privilege=row.get("privilege")
     ).first()
@@ -358,8 +318,6 @@ def _grant_find(row: Row) -> Model | None:
 
 
 def _context_rows() -> Iterable[tuple[Model, Row]]:
-    from rules.models import EvaluationContext
-
     for c in EvaluationContext.objects.filter(builtin=False).prefetch_related("variables"):
         variables = [
             {"name": v.name, "variable_type": v.variable_type, "user_type": v.user_type}
@@ -369,12 +327,10 @@ def _context_rows() -> Iterable[tuple[Model, Row]]:
 
 
 def _context_create(user: User, row: Row) -> None:
-    from rules import services
-
     variables = row.get("variables", [])
     if not isinstance(variables, list) or not all(isinstance(v, dict) for v in variables):
         raise DomainError("A list of variables is expected.", field="variables")
-    services.evaluation_context_create(
+    rule_services.evaluation_context_create(
         user=user, name=row["name"], variables=variables, comment=row.get("comment", "")
     )
 
@@ -384,14 +340,10 @@ def _context_update(user: User, obj: Model, current: Row, changes: Row) -> None:
 
 
 def _context_delete(user: User, obj: Model) -> None:
-    from rules import services
-
-    services.evaluation_context_delete(user=user, context=obj)
+    rule_services.evaluation_context_delete(user=user, context=obj)
 
 
 def _context_find(row: Row) -> Model | None:
-    from rules.models import EvaluationContext
-
     return EvaluationContext.objects.filter(name=row.get("name"), builtin=False).first()
 
 
@@ -430,8 +382,6 @@ def _declarative_params(t: Any) -> Row:
 
 
 def _rule_rows() -> Iterable[tuple[Model, Row]]:
-    from rules.models import Rule
-
     rules = Rule.objects.select_related("evaluation_context", "custom_transform")
     for r in rules.prefetch_related("transformations").order_by("name"):
         custom = getattr(r, "custom_transform", None)
@@ -451,22 +401,18 @@ def _rule_rows() -> Iterable[tuple[Model, Row]]:
 
 
 def _context_ref(name: str | None) -> Any:
-    from rules.models import EvaluationContext
-
     return _opt(EvaluationContext, name, field="evaluation_context", what="evaluation context")
 
 
 def _rule_transformations(user: User, rule: Any, rows: Any) -> None:
-    from rules import services
-
     if not isinstance(rows, list) or not all(isinstance(t, dict) for t in rows):
         raise DomainError("A list of transformations is expected.", field="transformations")
     for t in list(rule.transformations.all()):
-        services.transformation_remove(user=user, transformation=t)
+        rule_services.transformation_remove(user=user, transformation=t)
     for i, params in enumerate(rows):
         params = {k: v for k, v in params.items() if v not in ("", None)}
         try:
-            services.transformation_add_declarative(
+            rule_services.transformation_add_declarative(
                 user=user,
                 rule=rule,
                 declarative_type=params.pop("declarative_type", ""),
@@ -478,19 +424,15 @@ def _rule_transformations(user: User, rule: Any, rows: Any) -> None:
 
 
 def _rule_custom(user: User, rule: Any, function: str | None, had: bool) -> None:
-    from rules import services
-
     if function:
-        services.custom_transformation_set(user=user, rule=rule, function=function)
+        rule_services.custom_transformation_set(user=user, rule=rule, function=function)
     elif had:
-        services.custom_transformation_clear(user=user, rule=rule)
+        rule_services.custom_transformation_clear(user=user, rule=rule)
 
 
 def _rule_create(user: User, row: Row) -> None:
-    from rules import services
-
     args = {k: v for k, v in row.items() if k in ("action_context", "comment", *STREAMS_FIELDS)}
-    rule = services.rule_create(
+    rule = rule_services.rule_create(
         user=user,
         name=row["name"],
         condition=row.get("condition", ""),
@@ -503,16 +445,14 @@ def _rule_create(user: User, row: Row) -> None:
 
 
 def _rule_update(user: User, obj: Model, current: Row, changes: Row) -> None:
-    from rules import services
-
     for key in STREAMS_FIELDS:
         if key in changes:
             _refuse(key, f"rule {obj}")
-    editable = {k: changes[k] for k in services.RULE_EDITABLE if k in changes}
+    editable = {k: changes[k] for k in rule_services.RULE_EDITABLE if k in changes}
     if "evaluation_context" in editable:
         editable["evaluation_context"] = _context_ref(editable["evaluation_context"])
     if editable:
-        services.rule_update(user=user, rule=obj, **editable)
+        rule_services.rule_update(user=user, rule=obj, **editable)
     if "transformations" in changes:
         _rule_transformations(user, obj, changes["transformations"])
     if "custom_transformation" in changes:
@@ -521,20 +461,14 @@ def _rule_update(user: User, obj: Model, current: Row, changes: Row) -> None:
 
 
 def _rule_delete(user: User, obj: Model) -> None:
-    from rules import services
-
-    services.rule_delete(user=user, rule=obj)
+    rule_services.rule_delete(user=user, rule=obj)
 
 
 def _rule_find(row: Row) -> Model | None:
-    from rules.models import Rule
-
     return Rule.objects.filter(name=row.get("name")).first()
 
 
 def _rule_set_rows() -> Iterable[tuple[Model, Row]]:
-    from rules.models import RuleSet
-
     sets = RuleSet.objects.select_related("evaluation_context").prefetch_related("members__rule")
     for rs in sets.order_by("name"):
         members = sorted(
@@ -560,28 +494,23 @@ def _members(value: Any) -> dict[str, bool]:
 
 
 def _rule_set_members(user: User, rs: Any, have: dict[str, bool], want: dict[str, bool]) -> None:
-    from rules import services
-    from rules.models import Rule
-
     names = list(want)
     for name, enabled in have.items():
         if want.get(name) != enabled:  # gone, or its enabled flag changed (remove, then add)
             rule = Rule.objects.get(name=name)
-            services.rule_set_remove_rule(user=user, rule_set=rs, rule=rule)
+            rule_services.rule_set_remove_rule(user=user, rule_set=rs, rule=rule)
     for name, enabled in want.items():
         if have.get(name) != enabled:
             field = f"rules[{names.index(name)}].rule"
             rule = _get(Rule, field=field, what="rule", name=name)
             try:
-                services.rule_set_add_rule(user=user, rule_set=rs, rule=rule, enabled=enabled)
+                rule_services.rule_set_add_rule(user=user, rule_set=rs, rule=rule, enabled=enabled)
             except DomainError as exc:
                 raise type(exc)(exc.message, field=field) from exc
 
 
 def _rule_set_create(user: User, row: Row) -> None:
-    from rules import services
-
-    rs = services.rule_set_create(
+    rs = rule_services.rule_set_create(
         user=user,
         name=row["name"],
         evaluation_context=_context_ref(row.get("evaluation_context")),
@@ -599,14 +528,10 @@ def _rule_set_update(user: User, obj: Model, current: Row, changes: Row) -> None
 
 
 def _rule_set_delete(user: User, obj: Model) -> None:
-    from rules import services
-
-    services.rule_set_delete(user=user, rule_set=obj)
+    rule_services.rule_set_delete(user=user, rule_set=obj)
 
 
 def _rule_set_find(row: Row) -> Model | None:
-    from rules.models import RuleSet
-
     return RuleSet.objects.filter(name=row.get("name")).first()
 
 
@@ -616,9 +541,6 @@ DBLINK_CONNECTION = ("host", "port", "database", "username", "sslmode", "sslroot
 
 
 def _dblink_rows() -> Iterable[tuple[Model, Row]]:
-    from core import crypto
-    from sites.models import DatabaseLink
-
     for ln in DatabaseLink.objects.order_by("name"):
         yield (
             ln,
@@ -632,26 +554,18 @@ def _dblink_rows() -> Iterable[tuple[Model, Row]]:
 
 
 def _dblink_create(user: User, row: Row) -> None:
-    from sites import services
-
-    services.database_link_create(user=user, **row)
+    site_services.database_link_create(user=user, **row)
 
 
 def _dblink_update(user: User, obj: Model, current: Row, changes: Row) -> None:
-    from sites import services
-
-    services.database_link_alter(user=user, link=obj, **changes)
+    site_services.database_link_alter(user=user, link=obj, **changes)
 
 
 def _dblink_delete(user: User, obj: Model) -> None:
-    from sites import services
-
-    services.database_link_drop(user=user, link=obj)
+    site_services.database_link_drop(user=user, link=obj)
 
 
 def _dblink_find(row: Row) -> Model | None:
-    from sites.models import DatabaseLink
-
     return DatabaseLink.objects.filter(name=row.get("name")).first()
 
 
@@ -659,10 +573,7 @@ def _dblink_find(row: Row) -> Model | None:
 
 
 def _gateway_agent_rows() -> Iterable[tuple[Model, Row]]:
-    from core import crypto
-    from gateway.models import Agent
-
-    for a in Agent.objects.prefetch_related("options").order_by("name"):
+    for a in GatewayAgent.objects.prefetch_related("options").order_by("name"):
         options = [
             {
                 "name": o.name,
@@ -686,8 +597,6 @@ def _gateway_agent_rows() -> Iterable[tuple[Model, Row]]:
 
 
 def _agent_options(user: User, agent: Any, have: list[Row], want: Any) -> None:
-    from gateway import services
-
     if not isinstance(want, list) or not all(isinstance(o, dict) for o in want):
         raise DomainError(
             "A list of {name, value, encrypted} options is expected.", field="options"
@@ -695,7 +604,7 @@ def _agent_options(user: User, agent: Any, have: list[Row], want: Any) -> None:
     wanted = {o.get("name"): o for o in want}
     for old in have:
         if old["name"] not in wanted:
-            services.agent_option_remove(user=user, agent=agent, name=old["name"])
+            gateway_services.agent_option_remove(user=user, agent=agent, name=old["name"])
     current = {o["name"]: o for o in have}
     for i, opt in enumerate(want):
         if current.get(opt.get("name")) == opt:
@@ -705,7 +614,7 @@ def _agent_options(user: User, agent: Any, have: list[Row], want: Any) -> None:
                 continue
             raise DomainError("The option's value is missing.", field=f"options[{i}].value")
         try:
-            services.agent_option_set(
+            gateway_services.agent_option_set(
                 user=user,
                 agent=agent,
                 name=opt.get("name") or "",
@@ -717,35 +626,27 @@ def _agent_options(user: User, agent: Any, have: list[Row], want: Any) -> None:
 
 
 def _gateway_agent_create(user: User, row: Row) -> None:
-    from gateway import services
-
     args = {k: v for k, v in row.items() if k not in ("options",)}
-    agent = services.agent_create(user=user, **args)
+    agent = gateway_services.agent_create(user=user, **args)
     _agent_options(user, agent, [], row.get("options", []))
 
 
 def _gateway_agent_update(user: User, obj: Model, current: Row, changes: Row) -> None:
-    from gateway import services
-
     args = {k: v for k, v in changes.items() if k not in ("options",)}
     if "username" in args and SECRET not in args and args["username"]:
         args[SECRET] = current[SECRET]  # the service wants a new username's password again
     if args:
-        services.agent_alter(user=user, agent=obj, **args)
+        gateway_services.agent_alter(user=user, agent=obj, **args)
     if "options" in changes:
         _agent_options(user, obj, current["options"], changes["options"])
 
 
 def _gateway_agent_delete(user: User, obj: Model) -> None:
-    from gateway import services
-
-    services.agent_remove(user=user, agent=obj)
+    gateway_services.agent_remove(user=user, agent=obj)
 
 
 def _gateway_agent_find(row: Row) -> Model | None:
-    from gateway.models import Agent
-
-    return Agent.objects.filter(name=row.get("name")).first()
+    return GatewayAgent.objects.filter(name=row.get("name")).first()
 
 
 def _is_default_agent(obj: Model) -> bool:
@@ -753,9 +654,6 @@ def _is_default_agent(obj: Model) -> bool:
 
 
 def _link_rows() -> Iterable[tuple[Model, Row]]:
-    from core import crypto
-    from gateway.models import Link
-
     for ln in Link.objects.select_related("agent").order_by("name"):
         yield (
             ln,
@@ -774,39 +672,28 @@ def _link_rows() -> Iterable[tuple[Model, Row]]:
 
 
 def _link_create(user: User, row: Row) -> None:
-    from gateway import services
-    from gateway.models import Agent
-
     args = dict(row)
     if "agent" in args:
-        args["agent"] = _get(Agent, field="agent", what="gateway agent", name=args["agent"])
-    services.link_create(user=user, **args)
+        args["agent"] = _get(GatewayAgent, field="agent", what="gateway agent", name=args["agent"])
+    gateway_services.link_create(user=user, **args)
 
 
 def _link_update(user: User, obj: Model, current: Row, changes: Row) -> None:
-    from gateway import services
-
     for key in ("agent", "link_type"):
         if key in changes:
             _refuse(key, f"link {obj}")
-    services.link_alter(user=user, link=obj, **changes)
+    gateway_services.link_alter(user=user, link=obj, **changes)
 
 
 def _link_delete(user: User, obj: Model) -> None:
-    from gateway import services
-
-    services.link_remove(user=user, link=obj)
+    gateway_services.link_remove(user=user, link=obj)
 
 
 def _link_find(row: Row) -> Model | None:
-    from gateway.models import Link
-
     return Link.objects.filter(name=row.get("name")).first()
 
 
 def _foreign_queue_rows() -> Iterable[tuple[Model, Row]]:
-    from gateway.models import ForeignQueue
-
     for fq in ForeignQueue.objects.select_related("link").order_by("link__name", "name"):
         yield (
             fq,
@@ -822,12 +709,9 @@ def _foreign_queue_rows() -> Iterable[tuple[Model, Row]]:
 
 
 def _foreign_queue_create(user: User, row: Row) -> None:
-    from gateway import services
-    from gateway.models import Link
-
     args = dict(row)
     args["link"] = _get(Link, field="link", what="link", name=row["link"])
-    services.foreign_queue_register(user=user, **args)
+    gateway_services.foreign_queue_register(user=user, **args)
 
 
 def _foreign_queue_update(user: User, obj: Model, current: Row, changes: Row) -> None:
@@ -835,21 +719,14 @@ def _foreign_queue_update(user: User, obj: Model, current: Row, changes: Row) ->
 
 
 def _foreign_queue_delete(user: User, obj: Model) -> None:
-    from gateway import services
-
-    services.foreign_queue_unregister(user=user, foreign_queue=obj)
+    gateway_services.foreign_queue_unregister(user=user, foreign_queue=obj)
 
 
 def _foreign_queue_find(row: Row) -> Model | None:
-    from gateway.models import ForeignQueue
-
     return ForeignQueue.objects.filter(link__name=row.get("link"), name=row.get("name")).first()
 
 
 def _job_rows() -> Iterable[tuple[Model, Row]]:
-    from gateway.choices import JobStatus
-    from gateway.models import Job
-
     jobs = Job.objects.exclude(status=JobStatus.DELETE_PENDING).select_related(
         "source_queue",
         "destination_queue",
@@ -878,16 +755,12 @@ def _job_rows() -> Iterable[tuple[Model, Row]]:
 
 
 def _job_create(user: User, row: Row) -> None:
-    from gateway import services
-
     renamed = {"name": "job_name", "direction": "propagation_type", "comment": "comments"}
     args = {renamed.get(k, k): v for k, v in row.items()}
-    services.job_create(user=user, **args)
+    gateway_services.job_create(user=user, **args)
 
 
 def _job_update(user: User, obj: Model, current: Row, changes: Row) -> None:
-    from gateway import services
-
     for key in ("direction", "source", "destination"):
         if key in changes:
             _refuse(key, f"job {obj}")
@@ -901,22 +774,18 @@ def _job_update(user: User, obj: Model, current: Row, changes: Row) -> None:
     if "poll_interval" in args and args["poll_interval"] in (0, None):
         args["poll_interval"] = None  # ALTER_JOB's None: back to the default
     if args:
-        services.job_alter(user=user, job=obj, **args)
+        gateway_services.job_alter(user=user, job=obj, **args)
     if "enabled" in changes:
-        verb = services.job_enable if changes["enabled"] else services.job_disable
+        verb = gateway_services.job_enable if changes["enabled"] else gateway_services.job_disable
         verb(user=user, job=obj)
 
 
 def _job_delete(user: User, obj: Model) -> None:
-    from gateway import services
-
     # force: at once, as the document says; what the foreign system holds stays (documented).
-    services.job_remove(user=user, job=obj, force=True)
+    gateway_services.job_remove(user=user, job=obj, force=True)
 
 
 def _job_find(row: Row) -> Model | None:
-    from gateway.models import Job
-
     return Job.objects.filter(name=row.get("name")).first()
 
 
@@ -926,8 +795,6 @@ SCHEDULE_FIELDS = ("start_time", "duration", "next_time", "latency", "max_failur
 
 
 def _propagation_rows() -> Iterable[tuple[Model, Row]]:
-    from jobs.models import Propagation
-
     props = Propagation.objects.select_related(
         "source_queue", "destination_queue", "positive_rule_set", "negative_rule_set", "schedule"
     )
@@ -954,8 +821,6 @@ def _propagation_rows() -> Iterable[tuple[Model, Row]]:
 
 
 def _rule_set_ref(name: str | None, field: str) -> Any:
-    from rules.models import RuleSet
-
     return _opt(RuleSet, name, field=field, what="rule set")
 
 
@@ -972,16 +837,11 @@ def _schedule_params(value: Any) -> Row:
 
 
 def _schedule_enabled(user: User, prop: Any, enabled: bool) -> None:
-    from jobs import services
-
-    verb = services.schedule_enable if enabled else services.schedule_disable
+    verb = jobs_services.schedule_enable if enabled else jobs_services.schedule_disable
     verb(user=user, propagation=prop)
 
 
 def _propagation_create(user: User, row: Row) -> None:
-    from jobs import services
-    from queues.models import Queue
-
     dest = row.get("destination") or ""
     destination: Any = dest
     if "@" not in dest:
@@ -989,7 +849,7 @@ def _propagation_create(user: User, row: Row) -> None:
     schedule = row.get("schedule", {})
     params = _schedule_params(schedule) if schedule is not None else {}
     try:
-        prop = services.propagation_create(
+        prop = jobs_services.propagation_create(
             user=user,
             name=row["name"],
             source_queue=_get(Queue, field="source_queue", what="queue", name=row["source_queue"]),
@@ -1008,34 +868,32 @@ def _propagation_create(user: User, row: Row) -> None:
     if schedule is not None and schedule.get("enabled") is False:
         _schedule_enabled(user, prop, False)
     if row.get("enabled") is False:
-        services.propagation_stop(user=user, propagation=prop)
+        jobs_services.propagation_stop(user=user, propagation=prop)
 
 
 def _propagation_update(user: User, obj: Model, current: Row, changes: Row) -> None:
-    from jobs import services
-
     for key in ("source_queue", "destination", "queue_to_queue"):
         if key in changes:
             _refuse(key, f"propagation {obj}")
-    editable = {k: changes[k] for k in services.PROPAGATION_EDITABLE if k in changes}
+    editable = {k: changes[k] for k in jobs_services.PROPAGATION_EDITABLE if k in changes}
     for side in ("positive_rule_set", "negative_rule_set"):
         if side in editable:
             editable[side] = _rule_set_ref(editable[side], side)
     if editable:
-        services.propagation_update(user=user, propagation=obj, **editable)
+        jobs_services.propagation_update(user=user, propagation=obj, **editable)
     if "schedule" in changes:
         want, have = changes["schedule"], current["schedule"]
         if want is None:
-            services.schedule_delete(user=user, propagation=obj)
+            jobs_services.schedule_delete(user=user, propagation=obj)
         else:
             params = _schedule_params(want)
             try:
                 if have is None:
-                    services.schedule_create(user=user, propagation=obj, **params)
+                    jobs_services.schedule_create(user=user, propagation=obj, **params)
                 else:
                     changed = {k: v for k, v in params.items() if want[k] != have.get(k)}
                     if changed:
-                        services.schedule_update(user=user, propagation=obj, **changed)
+                        jobs_services.schedule_update(user=user, propagation=obj, **changed)
             except DomainError as exc:
                 raise type(exc)(exc.message, field=f"schedule.{exc.field}") from exc
             enabled = want.get("enabled", True)
@@ -1043,19 +901,19 @@ def _propagation_update(user: User, obj: Model, current: Row, changes: Row) -> N
             if enabled != (True if have is None else have.get("enabled")):
                 _schedule_enabled(user, obj, enabled)
     if "enabled" in changes:
-        verb = services.propagation_start if changes["enabled"] else services.propagation_stop
+        verb = (
+            jobs_services.propagation_start
+            if changes["enabled"]
+            else jobs_services.propagation_stop
+        )
         verb(user=user, propagation=obj)
 
 
 def _propagation_delete(user: User, obj: Model) -> None:
-    from jobs import services
-
-    services.propagation_delete(user=user, propagation=obj)
+    jobs_services.propagation_delete(user=user, propagation=obj)
 
 
 def _propagation_find(row: Row) -> Model | None:
-    from jobs.models import Propagation
-
     return Propagation.objects.filter(name=row.get("name")).first()
 
 
