@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.helpers import shot
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -35,6 +37,7 @@ def test_export_then_import_a_changed_document_from_the_page(
     expect(row).to_contain_text("comment")
     expect(row).to_contain_text("Changed by an import.")
     assert Queue.objects.get(name="ORDERS").comment == ""
+    shot(page, "definitions_plan")
 
     page.get_by_role("button", name="Apply these changes").click()
     expect(page.locator(".alert-success")).to_contain_text("Imported: 0 create, 1 change")
