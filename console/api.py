@@ -4,6 +4,7 @@ from rest_framework.routers import DefaultRouter
 
 from core.api.urls import router as core_router
 from core.status import REGISTRY, viewset_class
+from definitions.api.urls import urlpatterns as definitions_urls
 from gateway.api.urls import router as gateway_router
 from jobs.api.urls import router as jobs_router
 from jobs.api.urls import singletons as jobs_singletons
@@ -26,4 +27,4 @@ for app_router in (
 for _name in sorted(REGISTRY):
     router.register(f"status/{_name}", viewset_class(_name), basename=f"status-{_name}")
 
-urlpatterns = [*router.urls, *jobs_singletons]
+urlpatterns = [*router.urls, *jobs_singletons, *definitions_urls]

@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "jobs",
     "gateway",
     "sites",
+    "definitions",
     "console",
 ]
 

@@ -79,6 +79,23 @@ def spark_cluster():
         yield cluster
 
 
+@pytest.fixture
+def second_db():
+    """The demo's second site (console/demo_site.py): a database next to the test database,
+    migrated with its own global name; dropped afterwards. Costs a migrate (about 20 s)."""
+    from django.db import connection
+
+    from console import demo_site
+
+    site = demo_site.second_site()
+    yield site
+    cfg = connection.settings_dict
+    with psycopg.connect(
+        host=site.host, port=site.port, dbname=cfg["NAME"], user=site.username, autocommit=True
+    ) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{site.database}" WITH (FORCE)')
+
+
 # --- roles and clients (the API, page, rules and gateway suites) ---------------------------------
 
 

@@ -10,25 +10,12 @@ import psycopg
 import pytest
 from django.conf import settings
 from django.core.management import call_command
-from django.db import connection
 
-from console import demo_site
 from jobs.models import Propagation
 from queues.models import MessageConsumer
 from sites.models import DatabaseLink
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def second_db():
-    site = demo_site.second_site()
-    yield site
-    cfg = connection.settings_dict
-    with psycopg.connect(
-        host=site.host, port=site.port, dbname=cfg["NAME"], user=site.username, autocommit=True
-    ) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{site.database}" WITH (FORCE)')
 
 
 def test_the_demo_links_a_second_site_and_propagates_new_orders_there(second_db):
