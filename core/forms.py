@@ -51,3 +51,10 @@ class JSONTextField(forms.JSONField):
         if isinstance(value, dict | list):
             return json.dumps(value, indent=2, ensure_ascii=False, cls=self.encoder)
         return super().prepare_value(value)
+
+
+class JSONPayloadField(JSONTextField):
+    """A message payload: any JSON value but null. ``{}`` and ``[]`` are payloads like any other
+    (Django's JSONField counts them as empty and answered "This field is required")."""
+
+    empty_values = [None, ""]

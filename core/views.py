@@ -33,8 +33,8 @@ def changelog_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "core/changelog_detail.html",
         {
             "entry": entry,
-            "before": json.dumps(entry.before, indent=2, sort_keys=True),
-            "after": json.dumps(entry.after, indent=2, sort_keys=True),
+            "before": json.dumps(entry.before, indent=2, sort_keys=True, ensure_ascii=False),
+            "after": json.dumps(entry.after, indent=2, sort_keys=True, ensure_ascii=False),
         },
     )
 

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.validators import MinValueValidator
 
 from core.exceptions import DomainError
-from core.forms import JSONTextField
+from core.forms import JSONPayloadField, JSONTextField
 from core.validators import is_ascii_id, name_validator
 from queues import engine
 from queues.choices import (
@@ -153,7 +153,7 @@ def not_negative(form: forms.Form, *names: str) -> None:
 
 
 class EnqueueForm(forms.Form):
-    payload = JSONTextField(widget=forms.Textarea(attrs={"rows": 6, "class": "font-monospace"}))
+    payload = JSONPayloadField(widget=forms.Textarea(attrs={"rows": 6, "class": "font-monospace"}))
     kind = forms.ChoiceField(choices=MessageKind.choices, initial=MessageKind.USER)
     type_name = forms.CharField(required=False, max_length=128)
     priority = forms.IntegerField(initial=1)

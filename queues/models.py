@@ -328,7 +328,7 @@ class Message(models.Model):
 
     @property
     def payload_pretty(self) -> str:
-        return json.dumps(self.payload, indent=2, sort_keys=True)
+        return json.dumps(self.payload, indent=2, sort_keys=True, ensure_ascii=False)
 
 
 class MessageConsumer(models.Model):

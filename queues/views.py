@@ -111,7 +111,11 @@ def queuetable_detail(request: HttpRequest, pk: int) -> HttpResponse:
     RequestConfig(
         request, paginate={"per_page": 25, "paginator_class": BoundedPaginator}
     ).configure(queues)
-    schema = None if qt.payload_schema is None else json.dumps(qt.payload_schema, indent=2)
+    schema = (
+        None
+        if qt.payload_schema is None
+        else json.dumps(qt.payload_schema, indent=2, ensure_ascii=False)
+    )
     return render(
         request,
         "queues/queuetable_detail.html",

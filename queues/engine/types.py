@@ -197,7 +197,7 @@ class DequeuedMessage:
 
     @property
     def payload_pretty(self) -> str:
-        return json.dumps(self.payload, indent=2, sort_keys=True)
+        return json.dumps(self.payload, indent=2, sort_keys=True, ensure_ascii=False)
 
 
 def channel_name(queue_id: int) -> str:

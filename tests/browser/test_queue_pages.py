@@ -287,3 +287,40 @@ def test_enqueue_form_reports_bad_input_and_enqueues_nothing(
     expect(page.locator("#enqueue-panel [data-field]")).to_have_count(0)
     assert Message.objects.filter(queue=queue).count() == 1
     page_problems.assert_none()
+
+
+def test_enqueue_form_takes_any_json_value_and_shows_text_as_typed(
+    page, live_server, login, admin_user, operator_user, page_problems
+):
+    """Issue 16, defects 1 and 2: ``{}`` and ``[]`` were refused as "This field is required"
+    (Django counts them empty) while ``0`` went in; non-ASCII text showed as \\u escapes."""
+    from queues import services
+    from queues.models import Message
+
+    qt = services.queue_table_create(user=admin_user, name="QT_ANYJSON", sort_order="enq_time")
+    queue = services.queue_create(user=admin_user, name="Q_ANYJSON", queue_table=qt)
+    login(page, "oscar", "pw-oscar")
+    page.goto(f"{live_server.url}{queue.get_absolute_url()}")
+    panel = page.locator("#enqueue-panel")
+
+    typed = ["{}", "[]", "0", '"hi"', '{"t": "héllo ✓ 日本"}']
+    for text in typed:
+        panel.get_by_label("Payload").fill(text)
+        htmx_submit(page, panel.get_by_role("button", name="Enqueue"), "/enqueue/")
+        expect(page.locator("#enqueue-result")).to_contain_text("Enqueued message")
+        expect(page.locator("#enqueue-panel [data-field]")).to_have_count(0)
+    stored = list(
+        Message.objects.filter(queue=queue).order_by("pk").values_list("payload", flat=True)
+    )
+    assert stored == [json.loads(t) for t in typed]
+
+    # "null" is no payload: refused, naming the field.
+    panel.get_by_label("Payload").fill("null")
+    htmx_submit(page, panel.get_by_role("button", name="Enqueue"), "/enqueue/")
+    expect(page.locator("#enqueue-panel [data-field=payload]")).to_be_visible()
+    assert Message.objects.filter(queue=queue).count() == len(typed)
+
+    page.reload()
+    expect(message_rows(page).filter(has_text="héllo ✓ 日本")).to_have_count(1)
+    expect(page.locator("#message-table")).not_to_contain_text("\\u00e9")
+    page_problems.assert_none()
