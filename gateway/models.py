@@ -81,6 +81,11 @@ class Agent(models.Model):
     def is_default(self) -> bool:
         return self.name == DEFAULT_AGENT
 
+    @property
+    def over_memory(self) -> bool:
+        """The process used more than max_memory at its last beat (MGW checks, never enforces)."""
+        return self.memory_mb is not None and self.memory_mb > self.max_memory
+
 
 class AgentOption(models.Model):
     """MGW_AGENT_OPTIONS: name/value pairs of an agent (SET_OPTION with AGENT_JAVA_PROP)."""

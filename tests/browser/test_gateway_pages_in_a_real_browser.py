@@ -103,3 +103,32 @@ def test_a_link_a_foreign_queue_and_a_job_from_the_pages(
     expect(page.locator("[data-job='JOB_UI']")).to_have_count(0)
     assert not Job.objects.exists() and Link.objects.filter(name="RABBIT_UI").exists()
     page_problems.assert_none()
+
+
+def test_an_agent_over_its_memory_limit_is_flagged_and_no_error_shows_as_none(
+    page, live_server, login, admin_user, page_problems
+):
+    """Issue 16, defect 7: 105 of 64 MB showed no warning, and "Last error" showed a red "—"
+    when there was none."""
+    from gateway import services as gw
+    from gateway.models import Agent
+
+    agent = gw.ensure_default_agent()
+    # What the agent's heartbeat writes (gateway/lifecycle.py): its process's RSS.
+    Agent.objects.filter(pk=agent.pk).update(memory_mb=105.0, max_memory=64)
+
+    login(page, "alice", "pw-alice")
+    page.goto(f"{live_server.url}/gateway/agents/{agent.pk}/")
+    expect(page.locator("#agent-memory")).to_contain_text("105 of 64 MB")
+    expect(page.locator("#agent-memory .text-bg-warning")).to_have_text("over the limit")
+    expect(page.locator("#agent-last-error")).to_have_text("none")
+    expect(page.locator("#agent-last-error .text-danger")).to_have_count(0)
+
+    page.get_by_role("link", name="Gateway", exact=True).click()
+    expect(page.locator(f"[data-over-memory={agent.name}]")).to_be_visible()
+
+    Agent.objects.filter(pk=agent.pk).update(memory_mb=40.0)
+    page.goto(f"{live_server.url}/gateway/agents/{agent.pk}/")
+    expect(page.locator("#agent-memory")).to_contain_text("40 of 64 MB")
+    expect(page.locator("#agent-memory .text-bg-warning")).to_have_count(0)
+    page_problems.assert_none()
