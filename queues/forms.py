@@ -8,7 +8,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxLengthValidator, MinValueValidator
 
 from core.exceptions import DomainError
 from core.forms import JSONPayloadField, JSONTextField
@@ -26,7 +26,7 @@ from queues.choices import (
     Visibility,
 )
 from queues.models import Agent, Queue, QueueTable
-from queues.services import STREAMS_QUEUE, STREAMS_QUEUE_TABLE
+from queues.services import QUEUE_TABLE_NAME_MAX, STREAMS_QUEUE, STREAMS_QUEUE_TABLE
 from rules.models import RuleSet
 
 
@@ -39,6 +39,13 @@ class QueueTableCreateForm(forms.ModelForm):
         help_text="Transactional: each enqueuing transaction's messages form a group that "
         "dequeue hands out whole, in order, to one consumer. Fixed once created.",
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        name = self.fields["name"]
+        name.max_length = QUEUE_TABLE_NAME_MAX
+        name.validators.append(MaxLengthValidator(QUEUE_TABLE_NAME_MAX))
+        name.widget.attrs["maxlength"] = str(QUEUE_TABLE_NAME_MAX)
 
     def clean_message_grouping(self) -> str:
         return self.cleaned_data.get("message_grouping") or MessageGrouping.NONE

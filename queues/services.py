@@ -97,7 +97,12 @@ def _username(user: User) -> str:
 
 def exception_queue_name(queue_table_name: str) -> str:
     """AQ names a queue table's default exception queue AQ$_<queue_table>_E."""
-    return f"AQ$_{queue_table_name}_E"[:128]
+    return f"AQ$_{queue_table_name}_E"
+
+
+# A queue table's name leaves room for its exception queue's AQ$_ and _E within 128 characters
+# (cut to 128, the name lost its _E and could collide with another table's).
+QUEUE_TABLE_NAME_MAX = 128 - len(exception_queue_name(""))
 
 
 @transaction.atomic
@@ -130,6 +135,12 @@ def queue_table_create(
         engine.schema_check(payload_schema)
     elif payload_schema is not None:
         raise DomainError("Payload type ANY takes no schema.", field="payload_schema")
+    if len(name) > QUEUE_TABLE_NAME_MAX:
+        raise DomainError(
+            f"A queue table name has at most {QUEUE_TABLE_NAME_MAX} characters (this one has "
+            f"{len(name)}), so that its exception queue AQ$_<name>_E fits in 128.",
+            field="name",
+        )
     if QueueTable.objects.filter(name__iexact=name).exists():
         raise Conflict(f"A queue table named {name} already exists.", field="name")
     if owner is None and user is not None and user.is_authenticated:

@@ -30,7 +30,7 @@ from queues.models import (
     Subscriber,
 )
 from queues.selectors import message_origin, tag_hex
-from queues.services import STREAMS_QUEUE, STREAMS_QUEUE_TABLE
+from queues.services import QUEUE_TABLE_NAME_MAX, STREAMS_QUEUE, STREAMS_QUEUE_TABLE
 from rules.models import RuleSet
 
 User = get_user_model()
@@ -64,7 +64,9 @@ class QueueTableSerializer(ModelSerializer):
         ]
         read_only_fields = ["created", "updated"]
         # Uniqueness is the service's call (case-insensitive, with a 409); the name rule stays.
-        extra_kwargs = {"name": {"validators": [name_validator]}}
+        extra_kwargs = {
+            "name": {"validators": [name_validator], "max_length": QUEUE_TABLE_NAME_MAX}
+        }
 
 
 class QueueTableUpdateSerializer(ModelSerializer):

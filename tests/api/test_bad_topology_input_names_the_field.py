@@ -17,6 +17,8 @@ def _assert_refused(response, status: int, field: str) -> None:  # type: ignore[
         ({"name": "has space", "sort_order": "enq_time"}, "name"),
         ({"name": "semi;colon", "sort_order": "enq_time"}, "name"),
         ({"name": "X" * 129, "sort_order": "enq_time"}, "name"),
+        # Its exception queue AQ$_<name>_E would pass 128 characters.
+        ({"name": "X" * 123, "sort_order": "enq_time"}, "name"),
         ({"name": "", "sort_order": "enq_time"}, "name"),
         ({"sort_order": "enq_time"}, "name"),
         ({"name": "QT_X", "sort_order": "random"}, "sort_order"),
@@ -271,3 +273,14 @@ def test_a_json_body_that_is_not_an_object_is_a_400(admin_api, queue, snapshot):
         r.content for r in responses
     ]
     before.assert_unchanged()
+
+
+def test_the_longest_queue_table_name_keeps_its_exception_queue_whole(admin_api):
+    name = "Q" * 122
+    response = admin_api.post(
+        "/api/queue-tables/", {"name": name, "sort_order": "enq_time"}, format="json"
+    )
+    assert response.status_code == 201, response.content
+    queues = admin_api.get("/api/queues/", {"queue_table": response.json()["id"]}).json()
+    names = [q["name"] for q in queues.get("results", queues)]
+    assert f"AQ$_{name}_E" in names
