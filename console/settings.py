@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "jobs",
     "gateway",
     "sites",
+    "monitoring",
     "console",
 ]
 
@@ -333,6 +334,14 @@ CELERY_TASK_ROUTES = {
     "jobs.tasks.propagation_run": {"queue": AQ_PROPAGATION["QUEUE"]},
     "jobs.tasks.spark_job_run": {"queue": os.environ.get("AQ_SPARK_QUEUE", "spark")},
 }
+# /metrics (docs/METRICS.md): clients that may scrape without a token, as addresses or CIDR
+# networks, comma-separated; default loopback only (a Prometheus on the same machine). Empty:
+# a token (or a session) is always needed; do so behind a reverse proxy on the same machine.
+AQ_METRICS_ALLOW = [
+    e.strip()
+    for e in os.environ.get("AQ_METRICS_ALLOW", "127.0.0.0/8,::1/128").split(",")
+    if e.strip()
+]
 CELERY_BEAT_SCHEDULE = {
     "aq-queue-monitor": {
         "task": "queues.tasks.queue_monitor_run",

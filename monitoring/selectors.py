@@ -1,0 +1,130 @@
+"""Reads of the monitoring app: one snapshot of the counters and states the other apps already
+keep, read through their selectors and Oracle-named views, in a constant number of queries
+whatever the number of queues, propagations or jobs (the /metrics collector and the rate
+sampler both read it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Count
+
+from gateway.models import MgwGateway, MgwJob
+from jobs import selectors as job_selectors
+from jobs.choices import SparkJobState
+from jobs.models import SparkJob, VPropagationSender
+from queues import selectors as queue_selectors
+from queues.choices import MessageState
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Rows as plain dicts (``values()``): no model instances, no lazy relation reads."""
+
+    queues: list[dict[str, Any]] = field(default_factory=list)
+    propagations: list[dict[str, Any]] = field(default_factory=list)
+    gateway_jobs: list[dict[str, Any]] = field(default_factory=list)
+
+
+DEPTH_FIELDS = {state: f"depth_{state.lower()}" for state in MessageState.values}
+
+
+def queue_counters() -> list[dict[str, Any]]:
+    """Per queue: id, name, queue table, depth per message state and the engine's enqueue and
+    dequeue counters: the queue list's one query (queues.selectors.queue_list)."""
+    return list(
+        queue_selectors.queue_list()
+        .order_by("pk")
+        .values("pk", "name", "queue_table__name", "enqueued", "dequeued", *DEPTH_FIELDS.values())
+    )
+
+
+def propagation_counters() -> list[dict[str, Any]]:
+    """Per propagation: the operator's state, backlog and its oldest message, consecutive
+    failures (jobs.selectors.propagation_list) and the messages propagated so far, the live run
+    included (V$PROPAGATION_SENDER.TOTAL_MSGS). Three queries (the list reads the maintenance
+    row)."""
+    totals = dict(VPropagationSender.objects.values_list("propagation_id", "total_msgs"))
+    rows = list(
+        job_selectors.propagation_list()
+        .order_by("pk")
+        .values(
+            "pk",
+            "name",
+            "source_queue__name",
+            "destination_queue__name",
+            "destination_remote_queue",
+            "destination_dblink",
+            "state",
+            "backlog",
+            "oldest_backlog",
+            "schedule__failures",
+        )
+    )
+    for row in rows:
+        row["propagated"] = totals.get(row["pk"], 0)
+        remote = row["destination_remote_queue"]
+        row["destination"] = (
+            f"{remote}@{row['destination_dblink']}" if remote else row["destination_queue__name"]
+        )
+    return rows
+
+
+def gateway_job_counters() -> list[dict[str, Any]]:
+    """Per gateway job: MGW_JOBS's direction, status, counters and failures (one query)."""
+    return list(
+        MgwJob.objects.order_by("job_id").values(
+            "job_id",
+            "job_name",
+            "propagation_type",
+            "agent_name",
+            "link_name",
+            "status",
+            "enabled",
+            "propagated_msgs",
+            "exceptionq_msgs",
+            "failures",
+        )
+    )
+
+
+def gateway_agents() -> list[dict[str, Any]]:
+    """Per agent: MGW_GATEWAY's status and ping (one query; the ping is computed in the view)."""
+    return list(
+        MgwGateway.objects.order_by("agent_name").values("agent_name", "agent_status", "agent_ping")
+    )
+
+
+def spark_jobs_by_state() -> dict[str, int]:
+    """Spark bulk jobs per state, every state present (zeros included): one query."""
+    counts = dict(
+        SparkJob.objects.order_by()
+        .values_list("state")
+        .annotate(n=Count("id"))
+        .values_list("state", "n")
+    )
+    return {state: counts.get(state, 0) for state in SparkJobState.values}
+
+
+def worker_liveness() -> list[dict[str, Any]]:
+    """Celery workers from their heartbeats (jobs.selectors.worker_list: two queries)."""
+    return [
+        {
+            "hostname": w["worker"].hostname,
+            "alive": w["alive"],
+            "last_seen": w["worker"].last_seen,
+            "processed": w["worker"].processed,
+            "runs": len(w["runs"]),
+        }
+        for w in job_selectors.worker_list()
+    ]
+
+
+def counters_snapshot() -> Snapshot:
+    """The counters the rate sampler keeps: queues, propagations, gateway jobs (five queries)."""
+    return Snapshot(
+        queues=queue_counters(),
+        propagations=propagation_counters(),
+        gateway_jobs=gateway_job_counters(),
+    )
