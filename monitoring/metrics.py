@@ -18,10 +18,7 @@ from prometheus_client.registry import Collector
 
 from gateway.choices import AgentPing
 from monitoring import selectors
-from queues.choices import MessageState
-
-# What a consumer may still get: the messages waiting for their delay and the ready ones.
-PENDING_STATES = (MessageState.READY, MessageState.WAITING)
+from monitoring.selectors import PENDING_STATES
 
 
 def _queue_families() -> Iterator[Metric]:

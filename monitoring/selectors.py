@@ -5,17 +5,25 @@ sampler both read it)."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count
+from django.utils import timezone
 
-from gateway.models import MgwGateway, MgwJob
+from core.lookups import name_or_id_q
+from gateway.models import Job, MgwGateway, MgwJob
 from jobs import selectors as job_selectors
 from jobs.choices import SparkJobState
-from jobs.models import SparkJob, VPropagationSender
+from jobs.models import Propagation, SparkJob, VPropagationSender
+from monitoring.choices import COUNTERS, GAUGES, RANGE_TIER, SeriesKind
+from monitoring.models import RateSample
 from queues import selectors as queue_selectors
 from queues.choices import MessageState
+from queues.models import Queue
 
 
 @dataclass(frozen=True)
@@ -28,6 +36,8 @@ class Snapshot:
 
 
 DEPTH_FIELDS = {state: f"depth_{state.lower()}" for state in MessageState.values}
+# A queue's depth: what a consumer may still get, the ready messages and those in their delay.
+PENDING_STATES = (MessageState.READY, MessageState.WAITING)
 
 
 def queue_counters() -> list[dict[str, Any]]:
@@ -128,3 +138,61 @@ def counters_snapshot() -> Snapshot:
         propagations=propagation_counters(),
         gateway_jobs=gateway_job_counters(),
     )
+
+
+# --- message rates (the sampled series, monitoring.services) ------------------------------------
+
+SERIES_MODELS = {
+    SeriesKind.QUEUE: Queue,
+    SeriesKind.PROPAGATION: Propagation,
+    SeriesKind.GATEWAY_JOB: Job,
+}
+
+
+def series_object(kind: str, key: str) -> Any:
+    """The queue, propagation or gateway job a series is about, by id or case-insensitive
+    name; DoesNotExist when there is none."""
+    model = SERIES_MODELS[kind]  # type: ignore[index]
+    if (where := name_or_id_q(key)) is None:
+        raise model.DoesNotExist(f"No such {kind}: {key!r}.")
+    return model.objects.get(where)
+
+
+def rates_get(
+    *, kind: str, object_id: int, range_: str, now: datetime | None = None
+) -> dict[str, Any]:
+    """A series over ``range_`` from its tier: point times (Unix seconds, when each was read)
+    and, per series name, a value per point: rates (per second) from the counters' change
+    since the point before (a counter that went down was reset: its new value is the change),
+    gauges as read. The first point of the range only serves as the base of the second's
+    rates."""
+    now = now or timezone.now()
+    resolution, keep = settings.AQ_RATES["TIERS"][RANGE_TIER[range_]]  # type: ignore[index]
+    points = list(
+        RateSample.objects.filter(
+            kind=kind,
+            object_id=object_id,
+            resolution=resolution,
+            bucket__gte=now - timedelta(seconds=keep),
+        )
+        .order_by("sampled_at")
+        .values("sampled_at", *COUNTERS[kind].values(), *GAUGES[kind].values())  # type: ignore[index]
+    )
+    times: list[float] = []
+    series: dict[str, list[float | None]] = {
+        name: []
+        for name in (*COUNTERS[kind], *GAUGES[kind])  # type: ignore[index]
+    }
+    for before, point in itertools.pairwise(points):
+        dt = (point["sampled_at"] - before["sampled_at"]).total_seconds()
+        times.append(point["sampled_at"].timestamp())
+        for name, column in COUNTERS[kind].items():  # type: ignore[index]
+            now_v, then_v = point[column], before[column]
+            if now_v is None or then_v is None or dt <= 0:
+                series[name].append(None)
+                continue
+            delta = now_v - then_v if now_v >= then_v else now_v
+            series[name].append(delta / dt)
+        for name, column in GAUGES[kind].items():  # type: ignore[index]
+            series[name].append(point[column])
+    return {"resolution": resolution, "timestamps": times, "series": series}
