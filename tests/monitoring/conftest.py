@@ -8,7 +8,6 @@ import pytest
 
 from gateway import mgwadm
 from jobs import services as job_services
-from queues import engine
 from queues import services as qs
 from queues.models import Queue
 
@@ -51,13 +50,3 @@ def topology(admin_user) -> Topology:
     mgwadm.register_foreign_queue("out_q", "amqp_link", "shop.orders")
     mgwadm.create_job("out_job", mgwadm.OUTBOUND_PROPAGATION, "source", "out_q@amqp_link")
     return topo
-
-
-def enqueue(user, queue: Queue, n: int, **fields: object) -> None:  # type: ignore[no-untyped-def]
-    msgs = [engine.NewMessage(payload={"n": i}, **fields) for i in range(n)]  # type: ignore[arg-type]
-    qs.message_enqueue(user=user, queue=queue, messages=msgs)
-
-
-def dequeue(user, queue: Queue, n: int) -> int:  # type: ignore[no-untyped-def]
-    got = qs.message_dequeue(user=user, queue=queue, request=qs.DequeueRequest(batch=n))
-    return len(got)

@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 
 from jobs import services as job_services
 from queues import services as qs
-from tests.monitoring.conftest import enqueue
+from tests.monitoring.helpers import enqueue
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.monitoring.conftest import dequeue, enqueue
+from tests.monitoring.helpers import dequeue, enqueue
 
 pytestmark = pytest.mark.django_db
 

@@ -4,8 +4,6 @@ propagated rate follow the runner's counters exactly."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import pytest
 
 from jobs import services as job_services
@@ -13,11 +11,9 @@ from monitoring.selectors import rates_get
 from monitoring.services import rates_sample
 from queues import services as qs
 from tests.jobs.helpers import run_now
-from tests.monitoring.conftest import enqueue
+from tests.monitoring.helpers import T0, at, enqueue
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-T0 = datetime(2026, 3, 1, 10, 0, 0, tzinfo=UTC)
 
 
 def test_a_window_that_moves_four_messages_in_ten_seconds_is_point_four_a_second(
@@ -36,9 +32,9 @@ def test_a_window_that_moves_four_messages_in_ten_seconds_is_point_four_a_second
     rates_sample(at=T0)
 
     assert run_now(prop) == ["SUCCEEDED: slice"]
-    rates_sample(at=T0 + timedelta(seconds=10))
+    rates_sample(at=at(10))
 
-    now = T0 + timedelta(seconds=10)
+    now = at(10)
     assert rates_get(kind="propagation", object_id=prop.pk, range_="10m", now=now)["series"] == {
         "propagate_rate": [4 / 10],
         "backlog": [0],

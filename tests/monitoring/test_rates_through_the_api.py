@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from monitoring.services import rates_sample
-from tests.monitoring.conftest import enqueue
+from tests.monitoring.helpers import enqueue
 
 pytestmark = pytest.mark.django_db
 
