@@ -42,12 +42,8 @@ PENDING_STATES = (MessageState.READY, MessageState.WAITING)
 
 def queue_counters() -> list[dict[str, Any]]:
     """Per queue: id, name, queue table, depth per message state and the engine's enqueue and
-    dequeue counters: the queue list's one query (queues.selectors.queue_list)."""
-    return list(
-        queue_selectors.queue_list()
-        .order_by("pk")
-        .values("pk", "name", "queue_table__name", "enqueued", "dequeued", *DEPTH_FIELDS.values())
-    )
+    dequeue counters (queues.selectors.queue_counters_all: three queries)."""
+    return queue_selectors.queue_counters_all()
 
 
 def propagation_counters() -> list[dict[str, Any]]:

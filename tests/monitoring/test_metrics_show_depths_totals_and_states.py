@@ -77,3 +77,19 @@ def test_gateway_jobs_agents_workers_and_spark(client, topology):
     for state in ("SUBMITTED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"):
         assert m[("aq_spark_jobs", (("state", state),))] == 0
     assert not [k for k in m if k[0] == "aq_worker_up"]  # no worker has beaten in this database
+
+
+def test_the_all_queues_read_agrees_with_the_queue_list(admin_user, topology):
+    from queues.selectors import queue_counters_all, queue_list
+
+    enqueue(admin_user, topology.plain, 3)
+    enqueue(admin_user, topology.plain, 1, delay=3600)
+    dequeue(admin_user, topology.plain, 2)
+    enqueue(admin_user, topology.source, 2)
+    fields = ["pk", "name", "queue_table__name", "enqueued", "dequeued"]
+    fields += [f"depth_{s}" for s in ("waiting", "ready", "processed", "expired")]
+
+    listed = list(queue_list().order_by("pk").values(*fields))
+
+    assert queue_counters_all() == listed
+    assert any(row["depth_waiting"] for row in listed) and any(row["dequeued"] for row in listed)
