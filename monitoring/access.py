@@ -6,11 +6,9 @@ the VIEW capability; or, with no credentials at all, a client whose address is i
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable
 from functools import cache
 
 from django.conf import settings
-from django.core.checks import Error, register
 from django.http import HttpRequest
 from rest_framework import exceptions
 
@@ -69,20 +67,3 @@ def metrics_access_check(request: HttpRequest) -> None:
     if address_allowed(request.META.get("REMOTE_ADDR")):
         return
     raise Refused(401, "Authentication credentials were not provided.")
-
-
-@register()
-def check_allow_list(app_configs: Iterable[object] | None = None, **kwargs: object) -> list[Error]:
-    """A malformed AQ_METRICS_ALLOW entry is named at start-up, not found by a scrape."""
-    errors = []
-    for entry in settings.AQ_METRICS_ALLOW:
-        try:
-            ipaddress.ip_network(entry.strip(), strict=False)
-        except ValueError:
-            errors.append(
-                Error(
-                    f"AQ_METRICS_ALLOW: {entry!r} is not an address or network (CIDR).",
-                    id="monitoring.E001",
-                )
-            )
-    return errors

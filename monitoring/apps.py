@@ -9,4 +9,4 @@ class MonitoringConfig(AppConfig):
     verbose_name = "Monitoring"
 
     def ready(self) -> None:
-        from monitoring import access  # noqa: F401  (registers the allow-list's system check)
+        from monitoring import checks  # noqa: F401  (registers the settings' system checks)
