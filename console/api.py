@@ -5,6 +5,7 @@ from rest_framework.routers import DefaultRouter
 from core.api.urls import router as core_router
 from core.status import REGISTRY, viewset_class
 from gateway.api.urls import router as gateway_router
+from instances.api.urls import router as instances_router
 from jobs.api.urls import router as jobs_router
 from jobs.api.urls import singletons as jobs_singletons
 from queues.api.urls import router as queues_router
@@ -18,6 +19,7 @@ for app_router in (
     jobs_router,
     gateway_router,
     sites_router,
+    instances_router,
     core_router,
 ):
     router.registry.extend(app_router.registry)

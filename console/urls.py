@@ -26,6 +26,7 @@ urlpatterns = [
     path("gateway/", gateway_views.dashboard, name="gateway_home"),
     path("gateway/", include("gateway.urls")),
     path("sites/", include("sites.urls")),
+    path("instances/", include("instances.urls")),
     path("spark/", include((spark_urlpatterns, "spark"))),
     # The "Jobs" section was a placeholder until the Spark jobs arrived; old links still work.
     path("jobs/", RedirectView.as_view(pattern_name="spark:job_list"), name="jobs_home"),

@@ -1,0 +1,42 @@
+"""Two real Celery workers under two AQ_INSTANCE_NAMEs make two instances UP; the one whose
+worker is killed goes DOWN once the heartbeat limit has passed, the other stays UP."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import pytest
+
+from instances.selectors import instance_list
+from tests.celery.helpers import wait_for
+
+pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
+
+LIMIT_S = 1.5
+
+
+def _status() -> dict[str, str]:
+    return dict(instance_list().values_list("name", "status"))
+
+
+def test_two_instances_are_up_and_a_killed_one_goes_down_after_the_limit(celery_procs):
+    celery_procs.configure(AQ_WORKER_HEARTBEAT_S=0.3)
+    limit = {"AQ_INSTANCE_HEARTBEAT_LIMIT_S": str(LIMIT_S)}
+    w1 = celery_procs.worker("inst1", concurrency=1, env={"AQ_INSTANCE_NAME": "node1", **limit})
+    w2 = celery_procs.worker("inst2", concurrency=1, env={"AQ_INSTANCE_NAME": "node2", **limit})
+    w1.wait_registered()
+    w2.wait_registered()
+    both_up = {"node1": "UP", "node2": "UP"}
+    assert wait_for(lambda: _status() == both_up, 10), _status()
+    rows = {i.name: i for i in instance_list()}
+    assert rows["node1"].inst_id != rows["node2"].inst_id
+    assert list(rows["node2"].workers) == [w2.hostname]
+
+    w2.kill(signal.SIGKILL)
+    killed_at = time.monotonic()
+    assert wait_for(lambda: _status().get("node2") == "DOWN", 10), _status()
+    # DOWN only once no worker of it beat within the limit (its last beat was at most one
+    # heartbeat interval before the kill).
+    assert time.monotonic() - killed_at >= LIMIT_S - 0.3 - 0.1
+    assert _status() == {"node1": "UP", "node2": "DOWN"}
