@@ -225,6 +225,7 @@ SPECTACULAR_SETTINGS = {
         "SparkJobStateEnum": "jobs.choices.SparkJobState",
         "SparkModeEnum": "jobs.choices.SparkMode",
         "SparkSelectionEnum": "jobs.choices.SparkSelection",
+        "InstanceStatusEnum": "instances.choices.InstanceStatus",
     },
 }
 

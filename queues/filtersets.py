@@ -5,7 +5,15 @@ from django.db.models import Q, QuerySet
 
 from core.filtersets import AnyBooleanWidget, BaseFilterSet
 from queues.choices import DeliveryMode, MessageKind, MessageState, QueueKind, SortOrder
-from queues.models import Agent, Message, Queue, QueuePrivilege, QueueTable, Subscriber
+from queues.models import (
+    Agent,
+    Message,
+    Queue,
+    QueuePrivilege,
+    QueueTable,
+    QueueTableOwnerMove,
+    Subscriber,
+)
 
 
 class SearchFilterSet(BaseFilterSet):
@@ -26,6 +34,14 @@ class QueueTableFilterSet(SearchFilterSet):
     class Meta(BaseFilterSet.Meta):
         model = QueueTable
         fields = ["q", "sort_order", "multiple_consumers", "secure"]
+
+
+class OwnerMoveFilterSet(SearchFilterSet):
+    search_fields = ("queue_table_name", "from_instance__name", "to_instance__name", "reason")
+
+    class Meta(BaseFilterSet.Meta):
+        model = QueueTableOwnerMove
+        fields = ["q"]
 
 
 class QueueFilterSet(SearchFilterSet):

@@ -12,8 +12,10 @@ def queue_monitor_run() -> dict[str, Any]:
     run on two workers at once (every step claims rows with SKIP LOCKED; VACUUM skips a table
     another VACUUM holds)."""
     from queues.services import queue_monitor_run as run
-    from queues.services import queue_storage_vacuum
+    from queues.services import queue_storage_vacuum, queue_table_owners_refresh
 
     report: dict[str, Any] = run().as_dict()
+    # Ownership follows the instances' heartbeats (failover and failback), once per pass.
+    report["owner_moves"] = len(queue_table_owners_refresh())
     report["vacuumed"] = [b.table for b in queue_storage_vacuum()]
     return report
