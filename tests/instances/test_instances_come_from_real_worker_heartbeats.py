@@ -17,7 +17,7 @@ from tests.celery.helpers import wait_for
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
-LIMIT_S = 1.5
+LIMIT_S = 2.5  # short for the test, still eight heartbeats on a busy machine
 
 
 def _status() -> dict[str, str]:

@@ -30,6 +30,9 @@ def up(name: str) -> int:
         ({"primary_instance": "a b"}, "primary_instance"),
         ({"primary_instance": "x" * 65}, "primary_instance"),
         ({"secondary_instance": 987654}, "secondary_instance"),
+        ({"secondary_instance": 2**70}, "secondary_instance"),
+        ({"primary_instance": -1}, "primary_instance"),
+        ({"primary_instance": "n\x00"}, "primary_instance"),
     ],
 )
 def test_bad_instances_are_a_400_naming_the_field_and_nothing_is_created(admin_api, body, field):
