@@ -85,7 +85,7 @@ def test_altering_through_the_api_moves_the_owner_and_refuses_the_primary_as_sec
     )
 
 
-def test_a_queue_says_which_instance_owns_it_and_its_service(admin_api):
+def test_a_queue_says_which_instance_owns_it_and_its_service(admin_api, admin_client):
     n1 = up("n1")
     admin_api.post(URL, {"name": "QT_SVC", "primary_instance": "n1"})
     assert (
@@ -105,6 +105,12 @@ def test_a_queue_says_which_instance_owns_it_and_its_service(admin_api):
     )
     dba_queues = admin_api.get("/api/status/dba_queues/").json()["results"]
     assert {d["name"]: d["network_name"] for d in dba_queues}["ORDERS"] == q["network_name"]
+    # S003's server mode: the queues whose owner (active instance) is mine.
+    mine = admin_api.get("/api/queues/?owner_instance=N1").json()["results"]
+    assert sorted(m["name"] for m in mine) == ["AQ$_QT_SVC_E", "ORDERS"]
+    assert admin_api.get("/api/queues/?owner_instance=n2").json()["results"] == []
+    page = admin_client.get(f"/queues/{q['id']}/")
+    assert b'id="queue-service"' in page.content and q["network_name"].encode() in page.content
 
 
 def test_the_page_form_refuses_the_primary_as_secondary_on_the_field(admin_client):
