@@ -6,6 +6,7 @@ from core.api.urls import router as core_router
 from core.status import REGISTRY, viewset_class
 from definitions.api.urls import urlpatterns as definitions_urls
 from gateway.api.urls import router as gateway_router
+from instances.api.urls import router as instances_router
 from jobs.api.urls import router as jobs_router
 from jobs.api.urls import singletons as jobs_singletons
 from monitoring.api.urls import singletons as monitoring_singletons
@@ -20,6 +21,7 @@ for app_router in (
     jobs_router,
     gateway_router,
     sites_router,
+    instances_router,
     core_router,
 ):
     router.registry.extend(app_router.registry)

@@ -7,6 +7,7 @@ server needed) and Spark ``local[*]``.
 
 import os
 import shutil
+import socket
 from pathlib import Path
 
 import dj_database_url
@@ -59,6 +60,7 @@ INSTALLED_APPS = [
     "django_tables2",
     "core",
     "rules",
+    "instances",
     "queues",
     "jobs",
     "gateway",
@@ -225,6 +227,7 @@ SPECTACULAR_SETTINGS = {
         "SparkJobStateEnum": "jobs.choices.SparkJobState",
         "SparkModeEnum": "jobs.choices.SparkMode",
         "SparkSelectionEnum": "jobs.choices.SparkSelection",
+        "InstanceStatusEnum": "instances.choices.InstanceStatus",
     },
 }
 
@@ -313,6 +316,10 @@ AQ_WORKER_HEARTBEAT_S = _env_float("AQ_WORKER_HEARTBEAT_S", 5)
 # direct queue.
 AQ_WORKER_STALL_S = _env_float("AQ_WORKER_STALL_S", 60)
 CELERY_WORKER_DIRECT = True
+# The instance (node of the processing tier, RAC's instance) this process's workers belong to,
+# and how long an instance stays UP after the last heartbeat of one of its workers.
+AQ_INSTANCE_NAME = os.environ.get("AQ_INSTANCE_NAME", "").strip() or socket.gethostname()
+AQ_INSTANCE_HEARTBEAT_LIMIT_S = _env_float("AQ_INSTANCE_HEARTBEAT_LIMIT_S", 15)
 AQ_DISPATCH_INTERVAL_S = _env_float("AQ_DISPATCH_INTERVAL_S", 1)
 # The Messaging Gateway (gateway app). Back-off and FAILED-after-16 are MGW's (spec/gateway.md
 # §1.9.3, §1.12); tests shorten them through the environment.

@@ -28,6 +28,7 @@ urlpatterns = [
     path("gateway/", include("gateway.urls")),
     path("sites/", include("sites.urls")),
     path("definitions/", include("definitions.urls")),
+    path("instances/", include("instances.urls")),
     path("spark/", include((spark_urlpatterns, "spark"))),
     # The "Jobs" section was a placeholder until the Spark jobs arrived; old links still work.
     path("jobs/", RedirectView.as_view(pattern_name="spark:job_list"), name="jobs_home"),

@@ -5,6 +5,7 @@ from django.templatetags.static import static
 
 from core.choices import Capability
 from core.generic import require
+from instances import selectors as instance_selectors
 from queues import selectors as queue_selectors
 
 
@@ -21,6 +22,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "counts": queue_selectors.overview(),
             "attention": attention,
             "maintenance": attention["maintenance"],
+            "instances": list(instance_selectors.instance_list()[:20]),
+            "owner_moves": list(queue_selectors.owner_move_list()[:5]),
         },
     )
 

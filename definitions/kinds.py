@@ -119,7 +119,9 @@ class Kind:
 
 
 def _queue_table_rows() -> Iterable[tuple[Model, Row]]:
-    for qt in QueueTable.objects.select_related("owner").order_by("name"):
+    for qt in QueueTable.objects.select_related(
+        "owner", "primary_instance", "secondary_instance"
+    ).order_by("name"):
         yield (
             qt,
             {
@@ -132,6 +134,11 @@ def _queue_table_rows() -> Iterable[tuple[Model, Row]]:
                 "payload_schema": qt.payload_schema,
                 "owner": qt.owner.get_username() if qt.owner else None,
                 "comment": qt.comment,
+                # By name: instance numbers are given in order of first report, per database.
+                "primary_instance": qt.primary_instance.name if qt.primary_instance else None,
+                "secondary_instance": (
+                    qt.secondary_instance.name if qt.secondary_instance else None
+                ),
             },
         )
 
@@ -981,6 +988,8 @@ KINDS: tuple[Kind, ...] = (
             "payload_schema",
             "owner",
             "comment",
+            "primary_instance",
+            "secondary_instance",
         ),
         _queue_table_find,
     ),

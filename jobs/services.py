@@ -815,6 +815,7 @@ def _resend_queued(now: datetime, stale: datetime, cfg: dict[str, Any]) -> int:
     return resent
 
 
+@transaction.atomic
 def worker_heartbeat(
     *,
     hostname: str,
@@ -826,8 +827,13 @@ def worker_heartbeat(
     processed: int,
     started_at: datetime,
     stopping: bool = False,
+    instance: str = "",
+    host: str = "",
 ) -> None:
-    """Record that a Celery worker is alive (or, ``stopping``, that it shut down cleanly)."""
+    """Record that a Celery worker is alive (or, ``stopping``, that it shut down cleanly), and
+    with it its instance (``AQ_INSTANCE_NAME``), whose UP/DOWN comes from these beats."""
+    from instances.services import instance_heartbeat
+
     now = timezone.now()
     Worker.objects.update_or_create(
         hostname=hostname,
@@ -843,6 +849,13 @@ def worker_heartbeat(
             "stopped_at": now if stopping else None,
         },
     )
+    if instance:
+        # A bad AQ_INSTANCE_NAME must not stop the worker's own beat: say so in its log.
+        try:
+            with transaction.atomic():
+                instance_heartbeat(name=instance, host=host, worker=hostname, stopping=stopping)
+        except DomainError as exc:
+            log.warning("AQ_INSTANCE_NAME %r: %s", instance, exc.message)
 
 
 def workers_forget_stopped(*, user: User, older_than: timedelta = timedelta(hours=1)) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import threading
 from typing import Any
 
@@ -86,6 +87,8 @@ class HeartbeatStep(bootsteps.StartStopStep):
                 processed=int(sum(state.total_count.values())),
                 started_at=self.started_at,
                 stopping=stopping,
+                instance=settings.AQ_INSTANCE_NAME,
+                host=socket.gethostname(),
             )
         except Exception as exc:
             log.warning("worker heartbeat failed: %s", exc)

@@ -5,7 +5,15 @@ from django.db.models import Q, QuerySet
 
 from core.filtersets import AnyBooleanWidget, BaseFilterSet
 from queues.choices import DeliveryMode, MessageKind, MessageState, QueueKind, SortOrder
-from queues.models import Agent, Message, Queue, QueuePrivilege, QueueTable, Subscriber
+from queues.models import (
+    Agent,
+    Message,
+    Queue,
+    QueuePrivilege,
+    QueueTable,
+    QueueTableOwnerMove,
+    Subscriber,
+)
 
 
 class SearchFilterSet(BaseFilterSet):
@@ -19,13 +27,29 @@ class SearchFilterSet(BaseFilterSet):
         return queryset.filter(cond)
 
 
+def owner_instance_filter(path: str) -> django_filters.CharFilter:
+    """Owned by the instance of this name (S003's "queues whose active instance is mine")."""
+    return django_filters.CharFilter(
+        field_name=f"{path}owner_instance__name", lookup_expr="iexact", label="Owner instance"
+    )
+
+
 class QueueTableFilterSet(SearchFilterSet):
     search_fields = ("name", "comment")
     sort_order = django_filters.ChoiceFilter(choices=SortOrder.choices)
+    owner_instance = owner_instance_filter("")
 
     class Meta(BaseFilterSet.Meta):
         model = QueueTable
-        fields = ["q", "sort_order", "multiple_consumers", "secure"]
+        fields = ["q", "sort_order", "multiple_consumers", "secure", "owner_instance"]
+
+
+class OwnerMoveFilterSet(SearchFilterSet):
+    search_fields = ("queue_table_name", "from_instance__name", "to_instance__name", "reason")
+
+    class Meta(BaseFilterSet.Meta):
+        model = QueueTableOwnerMove
+        fields = ["q"]
 
 
 class QueueFilterSet(SearchFilterSet):
@@ -37,6 +61,7 @@ class QueueFilterSet(SearchFilterSet):
         label="Multi-consumer",
         widget=AnyBooleanWidget,
     )
+    owner_instance = owner_instance_filter("queue_table__")
 
     class Meta(BaseFilterSet.Meta):
         model = Queue
@@ -47,6 +72,7 @@ class QueueFilterSet(SearchFilterSet):
             "enqueue_enabled",
             "dequeue_enabled",
             "multiple_consumers",
+            "owner_instance",
         ]
 
 

@@ -30,7 +30,22 @@ from queues.services import QUEUE_TABLE_NAME_MAX, STREAMS_QUEUE, STREAMS_QUEUE_T
 from rules.models import RuleSet
 
 
+def _instance_field(label: str, help_text: str) -> forms.CharField:
+    """A primary or secondary instance: a name (the service registers a new one DOWN) or empty."""
+    return forms.CharField(max_length=64, required=False, label=label, help_text=help_text)
+
+
+PRIMARY_HELP = (
+    "The instance (AQ_INSTANCE_NAME of its Celery workers) that owns the queue table while it is "
+    "up; empty: any instance."
+)
+SECONDARY_HELP = "Owns it while the primary instance is down; must differ from the primary."
+
+
 class QueueTableCreateForm(forms.ModelForm):
+    primary_instance = _instance_field("Primary instance", PRIMARY_HELP)
+    secondary_instance = _instance_field("Secondary instance", SECONDARY_HELP)
+
     # Left out (older clients of the page): NONE, as CREATE_QUEUE_TABLE's default.
     message_grouping = forms.ChoiceField(
         choices=MessageGrouping.choices,
@@ -96,11 +111,19 @@ class QueueTableEditForm(forms.ModelForm):
     payload_schema = JSONTextField(
         required=False, widget=forms.Textarea(attrs={"rows": 6, "class": "font-monospace"})
     )
+    primary_instance = _instance_field("Primary instance", PRIMARY_HELP)
+    secondary_instance = _instance_field("Secondary instance", SECONDARY_HELP)
 
     class Meta:
         model = QueueTable
         fields = ["comment", "payload_schema"]
         widgets = {"comment": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for role in ("primary_instance", "secondary_instance"):
+            inst = getattr(self.instance, role, None)
+            self.fields[role].initial = inst.name if inst is not None else ""
 
 
 class QueueCreateForm(forms.ModelForm):

@@ -45,12 +45,40 @@ class QueueTable(models.Model):
         help_text="ANY for self-describing JSON, or a type name whose payloads the schema validates.",
     )
     payload_schema = models.JSONField(null=True, blank=True)
+    # Instance affinity (DBMS_AQADM.CREATE/ALTER_QUEUE_TABLE primary_instance and
+    # secondary_instance); the owner is computed from them and written only by
+    # queues.services.queue_table_owners_refresh (instances.ownership has the rule).
+    primary_instance = models.ForeignKey(
+        "instances.Instance",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="Owns the queue table while it is up.",
+    )
+    secondary_instance = models.ForeignKey(
+        "instances.Instance",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="Owns it while the primary instance is down.",
+    )
+    owner_instance = models.ForeignKey(
+        "instances.Instance", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     comment = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(primary_instance=models.F("secondary_instance")),
+                name="queuetable_secondary_is_not_primary",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -412,6 +440,33 @@ class QueueStat(models.Model):
         return f"counters of queue {self.queue_id} shard {self.shard}"
 
 
+class QueueTableOwnerMove(models.Model):
+    """One change of a queue table's owner instance (failover, failback, a new primary), written
+    only by queues.services with the change-log row of the same move."""
+
+    at = models.DateTimeField(db_default=Now())
+    queue_table = models.ForeignKey(
+        QueueTable, null=True, on_delete=models.SET_NULL, related_name="owner_moves"
+    )
+    queue_table_name = models.CharField(max_length=128)  # kept once the queue table is dropped
+    from_instance = models.ForeignKey(
+        "instances.Instance", null=True, on_delete=models.PROTECT, related_name="+"
+    )
+    to_instance = models.ForeignKey(
+        "instances.Instance", null=True, on_delete=models.PROTECT, related_name="+"
+    )
+    reason = models.CharField(max_length=200)
+
+    class Meta:
+        db_table = "aq_queue_table_owner_log"
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.queue_table_name}: {self.from_instance_id or 0} -> {self.to_instance_id or 0}"
+        )
+
+
 # --- Oracle-named status views (created by migration 0002; read-only) ----------------------------
 
 
@@ -464,6 +519,51 @@ class DbaQueue(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class DbaService(models.Model):
+    """DBA_SERVICES: one service per queue, resolving to its queue table's owner instance (the
+    INST_ID, INSTANCE_NAME and HOST_NAME columns are ours: Oracle keeps them in
+    GV$ACTIVE_SERVICES)."""
+
+    service_id = models.BigIntegerField(primary_key=True)
+    name = models.CharField(max_length=400)
+    network_name = models.CharField(max_length=400)
+    creation_date = models.DateTimeField()
+    queue_name = models.CharField(max_length=128)
+    queue_table = models.CharField(max_length=128)
+    inst_id = models.IntegerField()
+    instance_name = models.CharField(max_length=64, null=True)
+    host_name = models.CharField(max_length=255, null=True)
+
+    class Meta:
+        managed = False
+        db_table = "dba_services"
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DbaQueueTableOwnerLog(models.Model):
+    """Ownership moves of queue tables (ours; Oracle has none): time, from, to and why."""
+
+    log_id = models.BigIntegerField(primary_key=True)
+    move_time = models.DateTimeField()
+    queue_table = models.CharField(max_length=128)
+    from_instance = models.IntegerField()
+    from_instance_name = models.CharField(max_length=64, null=True)
+    to_instance = models.IntegerField()
+    to_instance_name = models.CharField(max_length=64, null=True)
+    reason = models.CharField(max_length=200)
+
+    class Meta:
+        managed = False
+        db_table = "dba_queue_table_owner_log"
+        ordering = ["-move_time", "-log_id"]
+
+    def __str__(self) -> str:
+        return f"{self.queue_table}: {self.from_instance} -> {self.to_instance}"
 
 
 class DbaAqAgentPriv(models.Model):

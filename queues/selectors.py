@@ -19,15 +19,19 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 
 from core.lookups import name_or_id_q
+from instances.choices import InstanceStatus
+from instances.selectors import up_expression
 from queues.choices import MessageState
 from queues.models import (
     Agent,
     AgentUser,
+    DbaService,
     Message,
     Queue,
     QueuePrivilege,
     QueueStat,
     QueueTable,
+    QueueTableOwnerMove,
     Subscriber,
 )
 
@@ -52,12 +56,20 @@ def queue_list() -> QuerySet[Queue]:
     }
     stats = QueueStat.objects.filter(queue=OuterRef("pk"))
     return (
-        Queue.objects.select_related("queue_table", "exception_queue")
+        Queue.objects.select_related(
+            "queue_table", "exception_queue", "queue_table__owner_instance"
+        )
         .annotate(**annotations)
         .annotate(
             oldest_ready=_per_queue(msgs.filter(state=MessageState.READY), Min("enq_time")),
             enqueued=Coalesce(_per_queue(stats, Sum("enqueued")), Value(0)),
             dequeued=Coalesce(_per_queue(stats, Sum("dequeued")), Value(0)),
+            # The queue's service (DBA_SERVICES; the view owns the name's spelling) and where
+            # it resolves: the queue table's owner instance.
+            service_name=Subquery(
+                DbaService.objects.filter(service_id=OuterRef("pk")).values("name")[:1]
+            ),
+            owner_status=up_expression("queue_table__owner_instance__"),
         )
     )
 
@@ -106,10 +118,44 @@ def queue_get(pk_or_name: int | str) -> Queue:
 def queue_table_list() -> QuerySet[QueueTable]:
     # GROUP BY queries drop Meta.ordering, so order explicitly for stable paging.
     return (
-        QueueTable.objects.select_related("owner")
-        .annotate(queue_count=Count("queues", distinct=True))
+        QueueTable.objects.select_related(*INSTANCE_ROLES, "owner")
+        .annotate(
+            queue_count=Count("queues", distinct=True),
+            **{f"{role}_status": up_expression(f"{role}__") for role in INSTANCE_ROLES},
+        )
         .order_by("name")
     )
+
+
+INSTANCE_ROLES = ("primary_instance", "secondary_instance", "owner_instance")
+
+
+def queue_table_instance_warnings(qt: QueueTable) -> list[str]:
+    """What the user should know about the instances a queue table (from queue_table_list)
+    names: one that no worker ever reported, or one that is down now."""
+    out = []
+    for role in ("primary_instance", "secondary_instance"):
+        inst = getattr(qt, role)
+        if inst is None or getattr(qt, f"{role}_status") == InstanceStatus.UP:
+            continue
+        label = role.replace("_", " ")
+        if inst.last_heartbeat is None:
+            out.append(
+                f"The {label} {inst.name} has never reported: it stays DOWN until a Celery "
+                f"worker runs with AQ_INSTANCE_NAME={inst.name}."
+            )
+        else:
+            out.append(
+                f"The {label} {inst.name} is DOWN: no worker of it has beaten since "
+                f"{inst.last_heartbeat:%Y-%m-%d %H:%M:%S %Z}."
+            )
+    return out
+
+
+def owner_move_list() -> QuerySet[QueueTableOwnerMove]:
+    return QueueTableOwnerMove.objects.select_related(
+        "queue_table", "from_instance", "to_instance"
+    ).order_by("-at", "-id")
 
 
 def message_list(*, queue: Queue | None = None) -> QuerySet[Message]:

@@ -28,6 +28,10 @@ from core.services import (
     object_snapshot,
 )
 from core.validators import name_validator
+from instances.models import Instance
+from instances.ownership import owner_for
+from instances.selectors import live_instance_ids
+from instances.services import instance_resolve
 from queues import engine
 from queues.choices import (
     DeliveryMode,
@@ -37,7 +41,15 @@ from queues.choices import (
     SortOrder,
     Visibility,
 )
-from queues.models import Agent, AgentUser, Queue, QueuePrivilege, QueueTable, Subscriber
+from queues.models import (
+    Agent,
+    AgentUser,
+    Queue,
+    QueuePrivilege,
+    QueueTable,
+    QueueTableOwnerMove,
+    Subscriber,
+)
 
 User = AbstractBaseUser | AnonymousUser | None
 
@@ -118,11 +130,17 @@ def queue_table_create(
     comment: str = "",
     owner: AbstractBaseUser | None = None,
     message_grouping: str = MessageGrouping.NONE,
+    primary_instance: InstanceRef = None,
+    secondary_instance: InstanceRef = None,
 ) -> QueueTable:
     """Create a queue table and its default exception queue ``AQ$_<name>_E``. The sort order
     defaults to ENQ_TIME, as DBMS_AQADM.CREATE_QUEUE_TABLE's ``sort_list`` does; message grouping
-    to NONE (TRANSACTIONAL: each enqueuing transaction's messages are one group)."""
+    to NONE (TRANSACTIONAL: each enqueuing transaction's messages are one group).
+
+    ``primary_instance``/``secondary_instance``: a name, an INST_ID or None (a name no worker has
+    reported is registered DOWN); its owner instance is computed at once and logged."""
     _require(user, Capability.CONFIGURE)
+    primary, secondary = _affinity(primary_instance, secondary_instance)
     if message_grouping not in MessageGrouping.values:
         raise DomainError(
             f"Unknown message grouping {message_grouping!r}: use NONE or TRANSACTIONAL.",
@@ -155,6 +173,8 @@ def queue_table_create(
         comment=comment,
         owner=owner,
         message_grouping=message_grouping,
+        primary_instance=primary,
+        secondary_instance=secondary,
     )
     qt.full_clean()
     qt.save()
@@ -171,18 +191,33 @@ def queue_table_create(
         comment=f"Default exception queue of {name}",
     )
     _log(user, ChangeAction.CREATE, "queue_table_create", qt, after=object_snapshot(qt))
+    _owners_refresh(QueueTable.objects.filter(pk=qt.pk), user=user)
+    qt.refresh_from_db(fields=["owner_instance"])
     return qt
 
 
-QUEUE_TABLE_EDITABLE = ("comment", "payload_schema", "owner")
+QUEUE_TABLE_EDITABLE = (
+    "comment",
+    "payload_schema",
+    "owner",
+    "primary_instance",
+    "secondary_instance",
+)
 
 
 @transaction.atomic
 def queue_table_update(*, user: User, queue_table: QueueTable, **changes: Any) -> QueueTable:
-    """Change a queue table's comment, owner or schema. Sort order, consumer model, security and
-    payload type are fixed at creation, as in DBMS_AQADM."""
+    """Change a queue table's comment, owner, schema or primary and secondary instances
+    (ALTER_QUEUE_TABLE; the owner instance is recomputed at once). Sort order, consumer model,
+    security and payload type are fixed at creation, as in DBMS_AQADM."""
     _require(user, Capability.CONFIGURE)
     qt = QueueTable.objects.select_for_update().get(pk=queue_table.pk)
+    affinity_changed = "primary_instance" in changes or "secondary_instance" in changes
+    if affinity_changed:
+        changes["primary_instance"], changes["secondary_instance"] = _affinity(
+            changes.get("primary_instance", qt.primary_instance),
+            changes.get("secondary_instance", qt.secondary_instance),
+        )
     fixed = set(changes) - set(QUEUE_TABLE_EDITABLE)
     for key in sorted(fixed):
         if changes[key] != getattr(qt, key):
@@ -201,7 +236,87 @@ def queue_table_update(*, user: User, queue_table: QueueTable, **changes: Any) -
     qt.full_clean()
     qt.save()
     _log(user, ChangeAction.UPDATE, "queue_table_update", qt, before, object_snapshot(qt))
+    if affinity_changed:
+        _owners_refresh(QueueTable.objects.filter(pk=qt.pk), user=user)
+        qt.refresh_from_db(fields=["owner_instance"])
     return qt
+
+
+# --- queue table ownership (instances.ownership has the rule) ------------------------------------
+
+InstanceRef = Instance | int | str | None
+
+# pg_try_advisory_xact_lock key of the ownership refresh: one refresher at a time.
+_OWNERS_LOCK = 0x41510F15
+
+
+def _affinity(primary: InstanceRef, secondary: InstanceRef) -> tuple[Instance | None, ...]:
+    """The primary and secondary instances a user named, resolved; never the same one."""
+    found = tuple(
+        value if isinstance(value, Instance) else instance_resolve(value, field=field)
+        for value, field in ((primary, "primary_instance"), (secondary, "secondary_instance"))
+    )
+    if found[0] is not None and found[1] is not None and found[0].pk == found[1].pk:
+        raise DomainError(
+            f"The secondary instance must differ from the primary instance ({found[0].name}).",
+            field="secondary_instance",
+        )
+    return found
+
+
+def _owners_refresh(tables: Any, *, user: User) -> list[QueueTableOwnerMove]:
+    """Give each of ``tables`` the owner the rule names now; log each move (ownership log and
+    change log). The owner is changed with a conditional UPDATE, so two refreshers racing log a
+    move once."""
+    live = live_instance_ids()
+    moves = []
+    rows = tables.values_list(
+        "pk", "name", "primary_instance_id", "secondary_instance_id", "owner_instance_id"
+    )
+    for pk, name, primary, secondary, current in rows:
+        new = owner_for(
+            primary=primary or 0, secondary=secondary or 0, current=current or 0, live=live
+        )
+        if new.inst_id == (current or 0):
+            continue
+        if not QueueTable.objects.filter(pk=pk, owner_instance_id=current).update(
+            owner_instance_id=new.inst_id or None
+        ):
+            continue
+        moves.append(
+            QueueTableOwnerMove.objects.create(
+                queue_table_id=pk,
+                queue_table_name=name,
+                from_instance_id=current,
+                to_instance_id=new.inst_id or None,
+                reason=new.why,
+            )
+        )
+        change_log_record(
+            user=user,
+            action=ChangeAction.ACTION,
+            verb="queue_table_owner_move",
+            object_type="queues.queuetable",
+            object_id=pk,
+            object_repr=name,
+            before={"owner_instance": current or 0},
+            after={"owner_instance": new.inst_id, "reason": new.why},
+        )
+    return moves
+
+
+@transaction.atomic
+def queue_table_owners_refresh() -> list[QueueTableOwnerMove]:
+    """Recompute every queue table's owner instance from the instances up now (failover to the
+    secondary, failback to the primary, any live instance when both are down) and log the moves.
+    The queue monitor runs it each pass; a pass that finds another refresh running skips."""
+    if (
+        not raw_connection()
+        .execute("SELECT pg_try_advisory_xact_lock(%s)", (_OWNERS_LOCK,))
+        .fetchone()[0]
+    ):
+        return []
+    return _owners_refresh(QueueTable.objects.all(), user=None)
 
 
 @transaction.atomic

@@ -3,6 +3,8 @@ from queues.models import (
     DbaAqAgentPriv,
     DbaQueue,
     DbaQueueTable,
+    DbaQueueTableOwnerLog,
+    DbaService,
     VBufferedPublisher,
     VBufferedQueue,
     VBufferedSubscriber,
@@ -14,13 +16,28 @@ STATUS_VIEWS = (
         DbaQueueTable,
         hidden=("queue_table_id",),
         app="Queues",
-        description="Queue tables: sort order, recipients, secure, payload type.",
+        description="Queue tables: sort order, recipients, secure, payload type; primary, "
+        "secondary and owner instance (INST_ID, 0 = none).",
     ),
     StatusView(
         "dba_queues",
         DbaQueue,
         app="Queues",
-        description="Queues: type, retries, retention, enqueue and dequeue enabled.",
+        description="Queues: type, retries, retention, enqueue and dequeue enabled, network name.",
+    ),
+    StatusView(
+        "dba_services",
+        DbaService,
+        app="Queues",
+        description="Queue services: one per queue, named as its network name, resolving to its "
+        "queue table's owner instance (INST_ID 0: no instance up).",
+    ),
+    StatusView(
+        "dba_queue_table_owner_log",
+        DbaQueueTableOwnerLog,
+        app="Queues",
+        description="Ownership moves of queue tables (this project's, not Oracle's): when, from "
+        "which instance to which, and why.",
     ),
     StatusView(
         "dba_aq_agent_privs",

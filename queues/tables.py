@@ -8,6 +8,7 @@ from queues.models import (
     Queue,
     QueuePrivilege,
     QueueTable,
+    QueueTableOwnerMove,
 )
 from queues.selectors import message_origin, tag_hex
 
@@ -18,6 +19,9 @@ class QueueTableTable(tables.Table):
     name = tables.Column(linkify=True)
     queue_count = tables.Column(verbose_name="Queues")
     owner = tables.Column()
+    primary_instance = tables.Column(verbose_name="Primary")
+    secondary_instance = tables.Column(verbose_name="Secondary")
+    owner_instance = tables.Column(verbose_name="Owner instance")
 
     class Meta:
         model = QueueTable
@@ -29,10 +33,33 @@ class QueueTableTable(tables.Table):
             "payload_type",
             "queue_count",
             "owner",
+            "primary_instance",
+            "secondary_instance",
+            "owner_instance",
             "comment",
         )
         attrs = ATTRS
         empty_text = "No queue tables."
+
+
+class OwnerMoveTable(tables.Table):
+    at = tables.DateTimeColumn(verbose_name="Time", format="Y-m-d H:i:s")
+    queue_table_name = tables.Column(verbose_name="Queue table")
+    from_instance = tables.Column(verbose_name="From", default="— (0)")
+    to_instance = tables.Column(verbose_name="To", default="— (0)")
+    reason = tables.Column(verbose_name="Why")
+
+    class Meta:
+        model = QueueTableOwnerMove
+        fields = ("at", "queue_table_name", "from_instance", "to_instance", "reason")
+        attrs = ATTRS
+        row_attrs = {"data-move": lambda record: record.queue_table_name}
+        empty_text = "No ownership moves yet."
+
+    def render_queue_table_name(self, record: QueueTableOwnerMove, value: str) -> str:
+        if record.queue_table_id is None:
+            return value
+        return format_html('<a href="{}">{}</a>', record.queue_table.get_absolute_url(), value)
 
 
 class QueueListTable(tables.Table):

@@ -21,6 +21,7 @@ urlpatterns = [
     path("<int:pk>/subscribers/add/", views.subscriber_add, name="subscriber_add"),
     path("subscribers/<int:pk>/remove/", views.subscriber_remove, name="subscriber_remove"),
     path("tables/", views.QueueTableListView.as_view(), name="queuetable_list"),
+    path("tables/ownership/", views.OwnerMoveListView.as_view(), name="ownership_log"),
     path("tables/add/", views.queuetable_add, name="queuetable_add"),
     path("tables/<int:pk>/", views.queuetable_detail, name="queuetable_detail"),
     path("tables/<int:pk>/edit/", views.queuetable_edit, name="queuetable_edit"),

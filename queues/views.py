@@ -26,6 +26,7 @@ from queues.choices import MessageGrouping
 from queues.filtersets import (
     AgentFilterSet,
     MessageFilterSet,
+    OwnerMoveFilterSet,
     QueueFilterSet,
     QueuePrivilegeFilterSet,
     QueueTableFilterSet,
@@ -50,6 +51,7 @@ from queues.models import Agent, Queue, QueuePrivilege, QueueTable, Subscriber
 from queues.tables import (
     AgentTable,
     MessageTable,
+    OwnerMoveTable,
     QueueListTable,
     QueuePrivilegeTable,
     QueueTableTable,
@@ -64,6 +66,15 @@ class QueueTableListView(ObjectListView):
     filterset_class = QueueTableFilterSet
     selector = staticmethod(selectors.queue_table_list)
     add_url_name = "queues:queuetable_add"
+
+
+class OwnerMoveListView(ObjectListView):
+    """The ownership log: every change of a queue table's owner instance, newest first."""
+
+    title = "Queue table ownership moves"
+    table_class = OwnerMoveTable
+    filterset_class = OwnerMoveFilterSet
+    selector = staticmethod(selectors.owner_move_list)
 
 
 class QueueListView(ObjectListView):
@@ -116,10 +127,22 @@ def queuetable_detail(request: HttpRequest, pk: int) -> HttpResponse:
         if qt.payload_schema is None
         else json.dumps(qt.payload_schema, indent=2, ensure_ascii=False)
     )
+    recent = list(selectors.owner_move_list().filter(queue_table=qt)[:10])
     return render(
         request,
         "queues/queuetable_detail.html",
-        {"object": qt, "table": queues, "schema_json": schema},
+        {
+            "object": qt,
+            "table": queues,
+            "schema_json": schema,
+            "instances": [
+                (label, getattr(qt, f"{role}_instance"), getattr(qt, f"{role}_instance_status"))
+                for label, role in (("Primary", "primary"), ("Secondary", "secondary"))
+            ]
+            + [("Owner", qt.owner_instance, qt.owner_instance_status)],
+            "instance_warnings": selectors.queue_table_instance_warnings(qt),
+            "moves": OwnerMoveTable(recent, orderable=False) if recent else None,
+        },
     )
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api.fields import JSONField, JSONObjectField
 from core.api.serializers import ModelSerializer
 from core.validators import name_validator
+from instances.choices import InstanceStatus
 from queues import engine
 from queues.choices import (
     DeliveryMode,
@@ -27,13 +29,57 @@ from queues.models import (
     Queue,
     QueuePrivilege,
     QueueTable,
+    QueueTableOwnerMove,
     Subscriber,
 )
-from queues.selectors import message_origin, tag_hex
+from queues.selectors import message_origin, queue_table_instance_warnings, tag_hex
 from queues.services import QUEUE_TABLE_NAME_MAX, STREAMS_QUEUE, STREAMS_QUEUE_TABLE
 from rules.models import RuleSet
 
 User = get_user_model()
+
+
+@extend_schema_field(
+    {
+        "oneOf": [{"type": "string", "maxLength": 64}, {"type": "integer", "minimum": 0}],
+        "nullable": True,
+        "description": "An instance name, an instance number (INST_ID; 0 = none) or null.",
+    }
+)
+class InstanceRefField(serializers.Field):
+    """In: an instance name, an instance number (INST_ID) or null (none), resolved by the
+    service (a new name is registered DOWN). Out: the instance's name."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("allow_null", True)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, bool) or not isinstance(data, str | int):
+            raise serializers.ValidationError(
+                "Give an instance name, an instance number (INST_ID) or null."
+            )
+        return data
+
+    def to_representation(self, value: Any) -> Any:
+        return value.name if value is not None else None
+
+
+class InstanceBriefSerializer(serializers.Serializer):
+    """Where a queue table's (or a queue's) background work and service are: its owner."""
+
+    inst_id = serializers.IntegerField()
+    name = serializers.CharField()
+    host = serializers.CharField()
+    status = serializers.ChoiceField(choices=InstanceStatus.choices)
+
+
+def instance_brief(inst: Any, status: str | None) -> dict[str, Any] | None:
+    """An owner instance as a client needs it: its number, name, host and UP/DOWN."""
+    if inst is None:
+        return None
+    return {"inst_id": inst.inst_id, "name": inst.name, "host": inst.host, "status": status}
 
 
 class QueueTableSerializer(ModelSerializer):
@@ -44,6 +90,21 @@ class QueueTableSerializer(ModelSerializer):
         help_text="The user who created it; null once that user is removed.",
     )
     queue_count = serializers.IntegerField(read_only=True)
+    primary_instance = InstanceRefField(help_text="Owns the queue table while it is up.")
+    secondary_instance = InstanceRefField(
+        help_text="Owns it while the primary instance is down; never the primary."
+    )
+    owner_instance = serializers.SerializerMethodField()
+    warnings = serializers.SerializerMethodField()
+
+    @extend_schema_field(InstanceBriefSerializer(allow_null=True))
+    def get_owner_instance(self, qt: QueueTable) -> dict[str, Any] | None:
+        """The instance that owns it now (its background work runs there), or null: none up."""
+        return instance_brief(qt.owner_instance, getattr(qt, "owner_instance_status", None))
+
+    def get_warnings(self, qt: QueueTable) -> list[str]:
+        """A primary or secondary instance that is down or was never reported by a worker."""
+        return queue_table_instance_warnings(qt)
 
     class Meta:
         model = QueueTable
@@ -57,6 +118,10 @@ class QueueTableSerializer(ModelSerializer):
             "secure",
             "payload_type",
             "payload_schema",
+            "primary_instance",
+            "secondary_instance",
+            "owner_instance",
+            "warnings",
             "comment",
             "queue_count",
             "created",
@@ -73,6 +138,9 @@ class QueueTableUpdateSerializer(ModelSerializer):
     """The fixed properties are accepted so the service can refuse a change to them by name,
     rather than the API ignoring them and answering 200."""
 
+    primary_instance = InstanceRefField()
+    secondary_instance = InstanceRefField()
+
     class Meta:
         model = QueueTable
         fields = [
@@ -84,6 +152,8 @@ class QueueTableUpdateSerializer(ModelSerializer):
             "payload_type",
             "comment",
             "payload_schema",
+            "primary_instance",
+            "secondary_instance",
         ]
         extra_kwargs = {"name": {"validators": [name_validator]}}
 
@@ -103,6 +173,19 @@ class QueueSerializer(serializers.ModelSerializer):
     oldest_ready = serializers.DateTimeField(read_only=True, allow_null=True)
     enqueued = serializers.IntegerField(read_only=True)
     dequeued = serializers.IntegerField(read_only=True)
+    network_name = serializers.CharField(
+        source="service_name",
+        read_only=True,
+        help_text="DBA_QUEUES.NETWORK_NAME: the queue's service name (DBA_SERVICES.NAME).",
+    )
+    owner_instance = serializers.SerializerMethodField()
+
+    @extend_schema_field(InstanceBriefSerializer(allow_null=True))
+    def get_owner_instance(self, queue: Queue) -> dict[str, Any] | None:
+        """Where the queue's service resolves: its queue table's owner instance (null: none up)."""
+        return instance_brief(
+            queue.queue_table.owner_instance, getattr(queue, "owner_status", None)
+        )
 
     class Meta:
         model = Queue
@@ -118,6 +201,8 @@ class QueueSerializer(serializers.ModelSerializer):
             "enqueue_enabled",
             "dequeue_enabled",
             "comment",
+            "network_name",
+            "owner_instance",
             "depth_ready",
             "depth_waiting",
             "depth_processed",
@@ -526,3 +611,16 @@ class MessageRuleTestSerializer(serializers.Serializer):
         required=False,
         help_text="Negative rule set name, or null for none.",
     )
+
+
+class OwnerMoveSerializer(serializers.ModelSerializer):
+    """One move of a queue table's owner instance; instances by name (null: none, Oracle's 0)."""
+
+    queue_table = serializers.CharField(source="queue_table_name", read_only=True)
+    from_instance = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    to_instance = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = QueueTableOwnerMove
+        fields = ["id", "at", "queue_table", "from_instance", "to_instance", "reason"]
+        read_only_fields = fields

@@ -20,12 +20,13 @@ from queues.api import serializers as s
 from queues.filtersets import (
     AgentFilterSet,
     MessageFilterSet,
+    OwnerMoveFilterSet,
     QueueFilterSet,
     QueuePrivilegeFilterSet,
     QueueTableFilterSet,
     SubscriberFilterSet,
 )
-from queues.models import Agent, Queue, QueueTable
+from queues.models import Agent, Queue, QueueTable, QueueTableOwnerMove
 
 
 class QueueTableViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
@@ -57,6 +58,18 @@ class QueueTableViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
 
     def perform_destroy(self, instance: QueueTable) -> None:
         services.queue_table_delete(user=self.request.user, queue_table=instance)
+
+
+class OwnerMoveViewSet(viewsets.ReadOnlyModelViewSet):
+    """The ownership log: each change of a queue table's owner instance (failover to the
+    secondary, failback to the primary, a new primary), newest first."""
+
+    serializer_class = s.OwnerMoveSerializer
+    filterset_class = OwnerMoveFilterSet
+    ordering_fields = ["at"]
+
+    def get_queryset(self) -> QuerySet[QueueTableOwnerMove]:
+        return selectors.owner_move_list()
 
 
 class QueueViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):

@@ -165,7 +165,9 @@ class CeleryProcesses:
                 prop[key] = int(value) if key == "BATCH" else float(value)
         self.settings.AQ_PROPAGATION = prop
 
-    def _start(self, name: str, args: list[str]) -> CeleryProcess:
+    def _start(
+        self, name: str, args: list[str], env: dict[str, str] | None = None
+    ) -> CeleryProcess:
         log_path = self.artifacts / f"{name}.log"
         out = log_path.open("ab")
         out.write(f"\n==== {time.strftime('%H:%M:%S')} {' '.join(args)}\n".encode())
@@ -173,7 +175,7 @@ class CeleryProcesses:
         proc = subprocess.Popen(
             [str(CELERY_BIN), "-A", "console", *args],
             cwd=ROOT,
-            env=self.env,
+            env={**self.env, **(env or {})},
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -184,14 +186,24 @@ class CeleryProcesses:
         self.procs.append(p)
         return p
 
-    def worker(self, name: str, *, concurrency: int = 4, spark: bool = False) -> CeleryProcess:
+    def worker(
+        self,
+        name: str,
+        *,
+        concurrency: int = 4,
+        spark: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> CeleryProcess:
         queues = f"celery,{self.settings.AQ_PROPAGATION['QUEUE']}"
         if spark:
             queues += f",{self.settings.AQ_SPARK['QUEUE']}"
-        return self.worker_on(name, queues, concurrency=concurrency)
+        return self.worker_on(name, queues, concurrency=concurrency, env=env)
 
-    def worker_on(self, name: str, queues: str, *, concurrency: int = 4) -> CeleryProcess:
-        """A threads worker on the comma-separated Celery ``queues``."""
+    def worker_on(
+        self, name: str, queues: str, *, concurrency: int = 4, env: dict[str, str] | None = None
+    ) -> CeleryProcess:
+        """A threads worker on the comma-separated Celery ``queues``; ``env`` adds to this
+        process group's environment (an ``AQ_INSTANCE_NAME``, say)."""
         return self._start(
             name,
             [
@@ -209,6 +221,7 @@ class CeleryProcesses:
                 "--without-mingle",
                 "--without-gossip",
             ],
+            env,
         )
 
     def beat(self, name: str = "beat") -> CeleryProcess:

@@ -33,7 +33,8 @@ def load_demo() -> None:
 def add_what_the_demo_lacks(db_user: Any) -> None:
     """Objects of the kinds (and states) the demo has none of, so the round trip covers every
     section and field of the document: an evaluation context, a DML rule with declarative and
-    custom transformations, a disabled rule set member, an AQ agent with a user, a grant, a
+    custom transformations, a disabled rule set member, a queue table with
+    primary and secondary instances, an AQ agent with a user, a grant, a
     subscriber with a rule, a second gateway agent with options (one encrypted), a stopped
     propagation, a disabled schedule, a propagation without one and a disabled job."""
     from gateway import services as gw
@@ -44,6 +45,10 @@ def add_what_the_demo_lacks(db_user: Any) -> None:
     from queues.models import Queue
     from rules import services as rs
 
+    # Instance affinity (the AQ-on-RAC primary and secondary), by instance name.
+    qs.queue_table_create(
+        user=None, name="QT_ON_NODES", primary_instance="NODE_A", secondary_instance="NODE_B"
+    )
     ctx = rs.evaluation_context_create(
         user=None,
         name="ORDERS_CTX",

@@ -1,0 +1,6 @@
+from django.db import models
+
+
+class InstanceStatus(models.TextChoices):
+    UP = "UP", "Up"
+    DOWN = "DOWN", "Down"
