@@ -41,6 +41,18 @@ def _note_probe(request: Any = None, **_: Any) -> None:
             _last_seen = time.monotonic()
 
 
+class _QuietProbes(logging.Filter):
+    """Celery logs each task received and succeeded at INFO: not a probe every heartbeat."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        return not (isinstance(args, dict) and args.get("name") == PROBE_TASK)
+
+
+for _name in ("celery.worker.strategy", "celery.app.trace"):
+    logging.getLogger(_name).addFilter(_QuietProbes())
+
+
 def last_probe_seen() -> float | None:
     with _seen_lock:
         return _last_seen
