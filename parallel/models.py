@@ -26,6 +26,11 @@ class LogicalQueue(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def get_absolute_url(self) -> str:
+        from django.urls import reverse
+
+        return reverse("parallel:logicalqueue_detail", args=[self.pk])
+
 
 class LogicalQueuePartition(models.Model):
     """One physical queue of a logical queue. PROTECT: a queue (or its queue table) that is a

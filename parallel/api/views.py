@@ -15,6 +15,7 @@ from core.api.mixins import NameOrIdLookupMixin
 from core.choices import Capability
 from parallel import selectors, services
 from parallel.api import serializers as s
+from parallel.filtersets import LogicalQueueFilterSet
 from parallel.models import LogicalQueue, LogicalQueuePartition
 from queues.api.serializers import DequeuedMessageSerializer, NewMessageSerializer
 from queues.services import DequeueRequest
@@ -36,6 +37,7 @@ class LogicalQueueViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
     process's; fixed-client mode: ``instance``), or to a group ``key``'s partition."""
 
     serializer_class = s.LogicalQueueSerializer
+    filterset_class = LogicalQueueFilterSet
     ordering_fields = ["name", "created"]
     action_capabilities = {
         "enqueue": Capability.OPERATE,
