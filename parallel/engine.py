@@ -13,6 +13,10 @@ T = TypeVar("T")
 # The white paper's "3N distinct queues": three partitions per instance by default.
 PARTITIONS_PER_INSTANCE = 3
 
+# pg_try_advisory_xact_lock(ORDERED_LOCK, queue id): the one consumer of a partition in an
+# ordered dequeue, until its transaction ends.
+ORDERED_LOCK = 0x41515051
+
 
 def ring(partitions: int, instances: Sequence[T]) -> list[tuple[T | None, T | None]]:
     """(primary, secondary) of each partition, in order: partition i goes to instance i mod M

@@ -38,8 +38,6 @@ MAX_PARTITIONS = 256
 NAME_MAX = 100  # leaves room for _P<n>_QT and the exception queue's AQ$_…_E within 128
 KEY_MAX = 128
 
-# pg_try_advisory_xact_lock(class, queue id) of an ordered dequeue: one consumer per partition.
-_ORDERED_LOCK = 0x41515051
 
 SELECTOR_REFUSAL = (
     "A logical queue takes no selector on dequeue: its messages are spread over partitions bound "
@@ -458,7 +456,7 @@ def _dequeue_one(
     with transaction.atomic():
         conn = qs.raw_connection()
         locked = conn.execute(
-            "SELECT pg_try_advisory_xact_lock(%s, %s)", (_ORDERED_LOCK, part.queue_id)
+            "SELECT pg_try_advisory_xact_lock(%s, %s)", (engine.ORDERED_LOCK, part.queue_id)
         ).fetchone()[0]
         if not locked:
             return []

@@ -10,6 +10,7 @@ from django.db import transaction
 from core.exceptions import DomainError
 from parallel import services as ps
 from parallel.client import LogicalQueueClient
+from parallel.engine import ORDERED_LOCK
 from queues import engine
 from queues import services as qs
 from queues.services import DequeueRequest
@@ -150,6 +151,6 @@ def test_an_ordered_dequeue_skips_a_partition_another_consumer_holds(orders, adm
         assert [m.payload for m in client.dequeue(key="g", ordered=True)] == [{"i": 0}]
         with psycopg.connect(qs.conninfo(), autocommit=True) as other:
             busy = other.execute(
-                "SELECT pg_try_advisory_lock(%s, %s)", (ps._ORDERED_LOCK, part.queue_id)
+                "SELECT pg_try_advisory_lock(%s, %s)", (ORDERED_LOCK, part.queue_id)
             ).fetchone()[0]
         assert busy is False
