@@ -223,6 +223,7 @@ SPECTACULAR_SETTINGS = {
         "MessageStateEnum": "queues.choices.MessageState",
         "DeliveryModeEnum": "queues.choices.DeliveryMode",
         "DequeueDeliveryModeEnum": "queues.choices.DequeueDeliveryMode",
+        "DequeueModeEnum": "queues.choices.DequeueMode",
         "PropagationStateEnum": "jobs.choices.ScheduleState",
         "PropagationRunStateEnum": "jobs.choices.RunState",
         "SparkJobStateEnum": "jobs.choices.SparkJobState",

@@ -170,3 +170,46 @@ class PlacedSerializer(serializers.Serializer):
 class RebuildResultSerializer(serializers.Serializer):
     instances = serializers.ListField(child=serializers.CharField())
     changed = serializers.ListField(child=serializers.CharField())
+
+
+class PartitionBalanceSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    partition_id = serializers.IntegerField()
+    queue = serializers.CharField()
+    queue_id = serializers.IntegerField()
+    queue_table = serializers.CharField()
+    primary_instance = serializers.CharField(allow_null=True)
+    secondary_instance = serializers.CharField(allow_null=True)
+    active_instance = serializers.CharField(allow_null=True)
+    active_status = serializers.CharField()
+    purpose = serializers.CharField(allow_blank=True)
+    depth = serializers.IntegerField(help_text="Ready and waiting messages.")
+    enqueued = serializers.IntegerField()
+    dequeued = serializers.IntegerField()
+    enqueue_rate = serializers.FloatField(
+        allow_null=True, help_text="Per second, the latest monitoring sample (null before two)."
+    )
+    dequeue_rate = serializers.FloatField(allow_null=True)
+
+
+class InstanceBalanceSerializer(serializers.Serializer):
+    instance = serializers.CharField()
+    status = serializers.CharField()
+    partitions = serializers.IntegerField()
+    depth = serializers.IntegerField()
+
+
+class BalanceSerializer(serializers.Serializer):
+    logical_queue = serializers.CharField()
+    estimates = serializers.BooleanField(help_text="Always true: the figures are estimates.")
+    partitions = PartitionBalanceSerializer(many=True)
+    depth_max = serializers.IntegerField()
+    depth_min = serializers.IntegerField()
+    max_min_ratio = serializers.FloatField(
+        allow_null=True, help_text="null: an empty partition beside a non-empty one."
+    )
+    ratio_limit = serializers.FloatField()
+    balanced = serializers.BooleanField()
+    instance = serializers.CharField(help_text="Whose least-loaded queue this is.")
+    least_loaded_queue = serializers.CharField(allow_null=True)
+    per_instance = InstanceBalanceSerializer(many=True)

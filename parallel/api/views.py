@@ -135,11 +135,12 @@ class LogicalQueueViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         return Response({"instances": done.instances, "changed": done.changed})
 
     @extend_schema(
+        responses=s.BalanceSerializer,
         parameters=[
             OpenApiParameter(
                 "instance", str, description="Whose least-loaded queue (default: this process's)."
             )
-        ]
+        ],
     )
     @action(detail=True, methods=["get"], filter_backends=[])
     def balance(self, request: Request, pk: str | None = None) -> Response:
