@@ -20,7 +20,7 @@ from queues.services import DequeueRequest
 
 class LogicalQueueClient:
     def __init__(self, logical_queue: str, *, user: Any = None, instance: str | None = None):
-        self.logical_queue = services._logical(logical_queue)
+        self.logical_queue = services.logical_queue_resolve(logical_queue)
         self.user = user
         self.instance = instance  # None: server mode (this process's AQ_INSTANCE_NAME)
         self.partition: str | None = None  # the session's partition, once chosen

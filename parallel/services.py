@@ -360,7 +360,7 @@ def partition_for(
     return engine.pick(candidates, rng)
 
 
-def _logical(value: LogicalQueue | int | str) -> LogicalQueue:
+def logical_queue_resolve(value: LogicalQueue | int | str) -> LogicalQueue:
     if isinstance(value, LogicalQueue):
         return value
     lookup = {"pk": value} if isinstance(value, int) else {"name__iexact": value}
@@ -394,7 +394,7 @@ def logical_enqueue(
     :func:`partition_for`. Persistent only."""
     if delivery_mode != DeliveryMode.PERSISTENT:
         raise DomainError(BUFFERED_REFUSAL, field="delivery_mode")
-    lq = _logical(logical_queue)
+    lq = logical_queue_resolve(logical_queue)
     part = partition_for(logical_queue=lq, instance=instance, key=key, keep=partition)
     ids = qs.message_enqueue(user=user, queue=part.queue, messages=messages, visibility=visibility)
     return Placed(part, ids, [])
@@ -427,7 +427,7 @@ def logical_dequeue(
             "A logical queue's dequeue starts at the head of a partition; it takes no cursor.",
             field="cursor",
         )
-    lq = _logical(logical_queue)
+    lq = logical_queue_resolve(logical_queue)
     home = partition_for(logical_queue=lq, instance=instance, key=key, keep=partition)
     order = [home]
     if key is None:

@@ -1,9 +1,13 @@
 """Four producer threads and four consumer threads (each its own connection) over a logical
 queue of three partitions: every message is consumed exactly once, and each group key's messages
-are consumed in the order they were enqueued (ordered dequeue)."""
+are consumed in the order they were enqueued (ordered dequeue), even though each message takes
+an uneven moment to handle. With AQ_TEST_UNORDERED=1 (plain dequeues) the same check finds
+violations: the two consumers of one partition finish each other's groups out of order."""
 
 from __future__ import annotations
 
+import os
+import random
 import threading
 import time
 from collections import defaultdict
@@ -24,6 +28,9 @@ PRODUCERS = 4
 KEYS_PER_PRODUCER = 3
 PER_KEY = 10
 DEADLINE_S = 60
+SLOW_SHARE, SLOW_S = 0.1, 0.1  # about 12 slow messages: about 1 s in all
+# AQ_TEST_UNORDERED=1 shows the check failing without the ordered dequeue.
+ORDERED = os.environ.get("AQ_TEST_UNORDERED") != "1"
 
 
 def test_four_producers_four_consumers_keep_each_keys_order(role_groups):
@@ -50,9 +57,10 @@ def test_four_producers_four_consumers_keep_each_keys_order(role_groups):
         finally:
             connections.close_all()
 
-    def consume(instance: str) -> None:
+    def consume(instance: str, seed: int) -> None:
         try:
             client = LogicalQueueClient("ORDERS", instance=instance)
+            jitter = random.Random(seed)
             end = time.monotonic() + DEADLINE_S
             while time.monotonic() < end and not errors:
                 with lock:
@@ -61,7 +69,9 @@ def test_four_producers_four_consumers_keep_each_keys_order(role_groups):
                 # The stamp is taken before the commit that releases the partition, so the
                 # next consumer of that partition stamps later.
                 with transaction.atomic():
-                    got = client.dequeue(ordered=True, batch=1)
+                    got = client.dequeue(ordered=ORDERED, batch=1)
+                    if got and jitter.random() < SLOW_SHARE:  # now and then a slow message
+                        time.sleep(SLOW_S)
                     stamp = time.monotonic_ns()
                 for m in got:
                     with lock:
@@ -71,8 +81,17 @@ def test_four_producers_four_consumers_keep_each_keys_order(role_groups):
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=produce, args=(p,)) for p in range(PRODUCERS)]
-    threads += [threading.Thread(target=consume, args=(n,)) for n in ("n1", "n2", "n3", "n1")]
+    # The producers run concurrently first, then the consumers on the backlog, so that the two
+    # consumers of n1's partition really compete for the same groups' messages.
+    producers = [threading.Thread(target=produce, args=(p,)) for p in range(PRODUCERS)]
+    for t in producers:
+        t.start()
+    for t in producers:
+        t.join(DEADLINE_S)
+    threads = [
+        threading.Thread(target=consume, args=(n, i))
+        for i, n in enumerate(("n1", "n2", "n3", "n1"))
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -96,6 +115,12 @@ def test_four_producers_four_consumers_keep_each_keys_order(role_groups):
     assert all(sorted(seq for _s, seq in rows) == list(range(PER_KEY)) for rows in by_key.values())
     # The keys really were spread: more than one partition received messages.
     assert (
-        len({ps.partition_for(logical_queue=ps._logical("ORDERS"), key=k).pk for k in by_key}) > 1
+        len(
+            {
+                ps.partition_for(logical_queue=ps.logical_queue_resolve("ORDERS"), key=k).pk
+                for k in by_key
+            }
+        )
+        > 1
     )
     assert not Message.objects.exists()
