@@ -101,8 +101,8 @@ def _instances(value: Any) -> list[Instance]:
 
 
 def _partitions_count(value: Any, instances: int) -> int:
-    if value is None:
-        return max(1, engine.PARTITIONS_PER_INSTANCE * instances)
+    if value is None:  # 3N; with no instance known yet, the paper's example's 3
+        return engine.PARTITIONS_PER_INSTANCE * max(1, instances)
     if isinstance(value, bool) or not isinstance(value, int):
         raise DomainError("Give a whole number of partitions.", field="partitions")
     if not 1 <= value <= MAX_PARTITIONS:

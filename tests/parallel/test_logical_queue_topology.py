@@ -63,6 +63,12 @@ def test_the_default_is_three_partitions_per_known_instance(admin_user, three_in
     assert [r[2] for r in rows] == ["n2", "n3", "n1"] * 3
 
 
+def test_with_no_instance_known_there_are_three_partitions_and_no_affinity(admin_user):
+    lq = ps.logical_queue_create(user=admin_user, name="EARLY")
+
+    assert mapping(lq) == [(f"EARLY_P{i}", None, None, None) for i in (1, 2, 3)]
+
+
 @pytest.mark.parametrize(
     ("kwargs", "field"),
     [
