@@ -10,6 +10,7 @@ from instances.api.urls import router as instances_router
 from jobs.api.urls import router as jobs_router
 from jobs.api.urls import singletons as jobs_singletons
 from monitoring.api.urls import singletons as monitoring_singletons
+from parallel.api.urls import router as parallel_router
 from queues.api.urls import router as queues_router
 from rules.api.urls import router as rules_router
 from sites.api.urls import router as sites_router
@@ -22,6 +23,7 @@ for app_router in (
     gateway_router,
     sites_router,
     instances_router,
+    parallel_router,
     core_router,
 ):
     router.registry.extend(app_router.registry)

@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "sites",
     "definitions",
     "monitoring",
+    "parallel",
     "console",
 ]
 
@@ -222,6 +223,7 @@ SPECTACULAR_SETTINGS = {
         "MessageStateEnum": "queues.choices.MessageState",
         "DeliveryModeEnum": "queues.choices.DeliveryMode",
         "DequeueDeliveryModeEnum": "queues.choices.DequeueDeliveryMode",
+        "DequeueModeEnum": "queues.choices.DequeueMode",
         "PropagationStateEnum": "jobs.choices.ScheduleState",
         "PropagationRunStateEnum": "jobs.choices.RunState",
         "SparkJobStateEnum": "jobs.choices.SparkJobState",
@@ -319,6 +321,9 @@ CELERY_WORKER_DIRECT = True
 # The instance (node of the processing tier, RAC's instance) this process's workers belong to,
 # and how long an instance stays UP after the last heartbeat of one of its workers.
 AQ_INSTANCE_NAME = os.environ.get("AQ_INSTANCE_NAME", "").strip() or socket.gethostname()
+# Parallel queues: the max/min depth ratio of a logical queue's partitions above which the
+# balance view flags it (spec T7: "approximately the same size"; 1.2 is the project's choice).
+AQ_PARALLEL_BALANCE_RATIO = float(os.environ.get("AQ_PARALLEL_BALANCE_RATIO", "1.2"))
 AQ_INSTANCE_HEARTBEAT_LIMIT_S = _env_float("AQ_INSTANCE_HEARTBEAT_LIMIT_S", 15)
 AQ_DISPATCH_INTERVAL_S = _env_float("AQ_DISPATCH_INTERVAL_S", 1)
 # The Messaging Gateway (gateway app). Back-off and FAILED-after-16 are MGW's (spec/gateway.md

@@ -19,6 +19,7 @@ urlpatterns = [
     # /queues/status/ predates the cross-app status page and stays as an alias.
     path("queues/status/", core_views.status_views, name="status_views_alias"),
     path("status/", core_views.status_views, name="status_views"),
+    path("queues/parallel/", include("parallel.urls")),
     path("queues/", include("queues.urls")),
     path("changelog/", include("core.urls")),
     path("rules/", include("rules.urls")),

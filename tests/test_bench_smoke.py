@@ -430,3 +430,23 @@ def test_the_propagation_suite_refuses_to_run_in_maintenance_mode_with_a_clear_e
 
     with pytest.raises(CommandError, match="Maintenance mode is on"):
         call_command("bench", "propagation", "--json", "--scale", str(SCALE), stderr=StringIO())
+
+
+@LIVE
+def test_parallel_suite_compares_a_logical_queue_with_one_queue_and_keeps_key_order() -> None:
+    from console.bench.parallel import size_for
+    from parallel.models import LogicalQueue
+
+    result, progress = run_bench("parallel", "--json", "--scale", "0.004")
+
+    n = size_for(0.004)
+    for key in ("single_queue_throughput", "parallel_throughput", "parallel_ordered_throughput"):
+        assert result[key] > 0 and result[f"{key}_n"] == n, key
+    assert result["parallel_vs_single_ratio"] == pytest.approx(
+        result["parallel_throughput"] / result["single_queue_throughput"], rel=0.01
+    )
+    assert result["parallel_order_violations"] == 0
+    assert result["partitions"] == 3 and result["producers"] == result["consumers"] == 4
+    assert "parallel_order_violations" in progress
+    assert not LogicalQueue.objects.filter(name=result["prefix"]).exists()
+    assert not QueueTable.objects.filter(name__startswith=result["prefix"]).exists()

@@ -17,6 +17,7 @@ SUITES: dict[str, str] = {
     "rules": "console.bench.rules",
     "propagation": "console.bench.propagation",
     "gateway": "console.bench.gateway",
+    "parallel": "console.bench.parallel",
 }
 
 # Suites of bench/WORKLOADS.md whose subject is built by a later issue.

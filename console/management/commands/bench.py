@@ -113,6 +113,11 @@ class Command(BaseCommand):
 
 def _invariant_problem(result: dict[str, Any]) -> str | None:
     """The figures are printed either way; a broken guarantee still fails the command."""
+    if result.get("parallel_order_violations"):
+        return (
+            f"parallel_order_violations = {result['parallel_order_violations']}: a group key's "
+            "messages were consumed out of their enqueue order."
+        )
     if "dequeue_4_consumers_total" in result:
         expected = result["dequeue_4_consumers_n"]
         if result["dequeue_4_consumers_total"] != expected or result.get(
