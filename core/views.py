@@ -13,7 +13,7 @@ from django_tables2 import RequestConfig
 from core import selectors
 from core.api.exceptions import request_limit_error
 from core.filtersets import ChangeLogFilterSet
-from core.generic import BoundedPaginator, ObjectListView, require
+from core.generic import BoundedPaginator, ObjectListView, partial_request, require
 from core.status import REGISTRY, table_class
 from core.tables import ChangeLogTable
 
@@ -53,7 +53,8 @@ def status_views(request: HttpRequest) -> HttpResponse:
     ).configure(table)
     return render(
         request,
-        "core/status_views.html",
+        # The table polls itself with the page's own URL (view, page, sort).
+        "core/_status_table.html" if partial_request(request) else "core/status_views.html",
         {
             "table": table,
             "view": view,
