@@ -17,7 +17,7 @@ from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
 from core.choices import Capability
-from core.exceptions import DomainError
+from core.exceptions import DomainError, DomainErrors
 from core.roles import user_can
 
 T = TypeVar("T")
@@ -101,18 +101,13 @@ def run_service(request: HttpRequest, form: forms.Form, call: Callable[[], T]) -
     form has) instead of letting them become a 500. Returns None when it failed."""
     try:
         return call()
+    except DomainErrors as exc:
+        for each in exc.errors:
+            _add_domain_error(form, each)
     except DomainError as exc:
         if exc.status_code == 403:
             raise PermissionDenied(exc.message) from exc
-        field = exc.field if exc.field in form.fields else None
-        message = exc.message
-        if field is None and exc.field:
-            # A path inside a field (``payload.amount`` from a JSON Schema check): put the error
-            # on that field and name the path in it.
-            root = re.split(r"[.\[]", exc.field, maxsplit=1)[0]
-            if root in form.fields:
-                field, message = root, f"{exc.field}: {exc.message}"
-        form.add_error(field, message)
+        _add_domain_error(form, exc)
     except DjangoValidationError as exc:
         if hasattr(exc, "error_dict"):
             for field, errs in exc.message_dict.items():
@@ -120,6 +115,18 @@ def run_service(request: HttpRequest, form: forms.Form, call: Callable[[], T]) -
         else:
             form.add_error(None, exc.messages)
     return None
+
+
+def _add_domain_error(form: forms.Form, exc: DomainError) -> None:
+    field = exc.field if exc.field in form.fields else None
+    message = exc.message
+    if field is None and exc.field:
+        # A path inside a field (``payload.amount`` from a JSON Schema check): put the error
+        # on that field and name the path in it.
+        root = re.split(r"[.\[]", exc.field, maxsplit=1)[0]
+        if root in form.fields:
+            field, message = root, f"{exc.field}: {exc.message}"
+    form.add_error(field, message)
 
 
 def run_action(request: HttpRequest, call: Callable[[], T], success: str) -> T | None:
