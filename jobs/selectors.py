@@ -946,3 +946,17 @@ def spark_job_parts(job: Any) -> QuerySet[Any]:
     from jobs.models import SparkJobPart
 
     return SparkJobPart.objects.filter(job=job).order_by("part_no")
+
+
+def propagation_warnings(propagation: Propagation) -> list[str]:
+    """What is legal but likely not meant: an empty positive rule set discards every message,
+    whatever the negative set says (spec rules §2.1 case 5, Table 5-1), so the propagation moves
+    nothing until the set gets a rule. No set at all is different: every message goes."""
+    rs = propagation.positive_rule_set
+    if rs is None or rs.rules.exists():
+        return []
+    return [
+        f"Positive rule set {rs.name} is empty: an empty positive rule set discards all messages "
+        "(whatever the negative rule set says), so this propagation moves nothing until "
+        f"{rs.name} has a rule. Leave the positive rule set empty to propagate every message."
+    ]

@@ -95,6 +95,7 @@ def propagation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ctx.update(
         maintenance=selectors.maintenance(),
         next_time_meaning=next_time.describe() if next_time is not None else None,
+        warnings=selectors.propagation_warnings(prop),
     )
     return render(request, "jobs/propagation_detail.html", ctx)
 
