@@ -415,6 +415,7 @@ def queue_dequeue(request: HttpRequest, pk: int) -> HttpResponse:
             "object": queue,
             "dequeue_form": form,
             "dequeued": got,
+            "dequeue_mode": mode,
             "cursor_restarted": restarted,
             "cursor_exhausted": exhausted,
         },

@@ -1,4 +1,4 @@
-"""Issue 16, defects 3 and 6: the queue page's summary follows the page's own enqueue and
+"""Issue 16, defects 3 and 6 (and browse and remove results told apart): the queue page's summary follows the page's own enqueue and
 dequeue at once, and the dashboard, the queue list, the queue page and the status views follow
 changes made elsewhere without a reload (they poll, as the gateway pages do); a history restore
 that missed htmx's cache gets the whole page back, not the polled fragment
@@ -29,9 +29,17 @@ def test_the_queue_page_summary_follows_its_own_enqueue_and_dequeue(
     expect(page.locator("#queue-ready-waiting")).to_have_text("1 / 0")
     expect(page.locator("#queue-enqueued-dequeued")).to_have_text("1 / 0")
 
+    # A browse and a remove say which they were (they looked alike, issue 16).
+    deq = page.locator("#dequeue-panel")
+    deq.get_by_label("Mode", exact=True).select_option("BROWSE")
+    htmx_submit(page, deq.get_by_role("button", name="Go"), "/dequeue/")
+    expect(page.locator("#dequeue-outcome")).to_have_text("Browsed (kept in the queue)")
+    expect(page.locator("#queue-ready-waiting")).to_have_text("1 / 0")
     deq = page.locator("#dequeue-panel")
     deq.get_by_label("Mode", exact=True).select_option("REMOVE")
+    deq.get_by_label("Navigation").select_option("FIRST_MESSAGE")
     htmx_submit(page, deq.get_by_role("button", name="Go"), "/dequeue/")
+    expect(page.locator("#dequeue-outcome")).to_have_text("Removed from the queue")
     expect(page.locator("#queue-ready-waiting")).to_have_text("0 / 0")
     expect(page.locator("#queue-enqueued-dequeued")).to_have_text("1 / 1")
 
