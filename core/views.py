@@ -80,6 +80,35 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     )
 
 
+FORBIDDEN_HINT = "Go back; if you need this, ask an administrator for a role that allows it."
+CSRF_HINT = (
+    "The form's security token was missing or stale (a page open across a log-in, or cookies "
+    "refused). Reload the page and send it again."
+)
+
+
+def forbidden(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """A refused request (a role without the capability) as a page in the console's layout;
+    Django's handler403 and console.middleware.RefusalMiddleware's answer."""
+    detail = str(exception or "") or "Your role does not allow this."
+    return render(
+        request,
+        "core/request_refused.html",
+        {"title": "Forbidden", "detail": detail, "hint": FORBIDDEN_HINT},
+        status=403,
+    )
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: the same page, saying what to do, instead of Django's bare one."""
+    return render(
+        request,
+        "core/request_refused.html",
+        {"title": "Forbidden", "detail": f"Request refused: {reason}.", "hint": CSRF_HINT},
+        status=403,
+    )
+
+
 # The database being away is the one server-side failure a client can do something about: wait
 # and send again. Said plainly, without a template (base.html's context needs the database).
 _DB_AWAY = (
