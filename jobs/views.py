@@ -79,6 +79,7 @@ def _status_context(prop: Propagation) -> dict[str, Any]:
         "schedule": schedule,
         "run": run,
         "stuck": run is not None and selectors.run_is_stuck(run),
+        "totals": selectors.schedule_totals(schedule, run),
         "history": history,
         "history_size": HISTORY_RUNS,
     }
