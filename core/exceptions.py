@@ -89,10 +89,6 @@ class ErrorCollector:
                 named = None if field == NON_FIELD_ERRORS else field
                 self.errors.extend(DomainError(m, field=named) for m in messages)
 
-    def failed(self, *fields: str) -> bool:
-        """Whether a check already failed on one of ``fields`` (a later check needing it skips)."""
-        return any(e.field in fields for e in self.errors)
-
     def raise_any(self) -> None:
         if len(self.errors) == 1:
             raise self.errors[0]
