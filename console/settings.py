@@ -83,7 +83,10 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "console.middleware.LoginRequiredMiddleware",
+    "console.middleware.RefusalMiddleware",
 ]
+# A refused form (stale or missing CSRF token) gets the console's page, not Django's bare one.
+CSRF_FAILURE_VIEW = "core.views.csrf_failure"
 
 ROOT_URLCONF = "console.urls"
 WSGI_APPLICATION = "console.wsgi.application"

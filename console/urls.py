@@ -50,4 +50,5 @@ urlpatterns = [
 # A body over Django's limits is refused before any view: say which limit, in the page or JSON.
 handler400 = "core.views.bad_request"
 handler500 = "core.views.server_error"
+handler403 = "core.views.forbidden"
 handler404 = "core.api.exceptions.not_found"

@@ -4,9 +4,14 @@ from django.shortcuts import render
 from django.templatetags.static import static
 
 from core.choices import Capability
-from core.generic import require
+from core.generic import partial_request, require
 from instances import selectors as instance_selectors
 from queues import selectors as queue_selectors
+
+DASHBOARD_FRAGMENTS = {
+    "live": "console/_dashboard_live.html",
+    "instances": "console/_dashboard_instances.html",
+}
 
 
 def dashboard(request: HttpRequest) -> HttpResponse:
@@ -15,9 +20,14 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
     # What needs an operator comes first on the page: failures, stuck runs, backlogs.
     attention = job_selectors.attention()
+    template = "console/dashboard.html"
+    # The live parts poll the dashboard's own URL for themselves alone.
+    fragment = request.GET.get("fragment")
+    if partial_request(request) and fragment in DASHBOARD_FRAGMENTS:
+        template = DASHBOARD_FRAGMENTS[fragment]
     return render(
         request,
-        "console/dashboard.html",
+        template,
         {
             "counts": queue_selectors.overview(),
             "attention": attention,

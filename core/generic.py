@@ -17,7 +17,7 @@ from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
 from core.choices import Capability
-from core.exceptions import DomainError
+from core.exceptions import DomainError, DomainErrors
 from core.roles import user_can
 
 T = TypeVar("T")
@@ -40,6 +40,14 @@ def require(request: HttpRequest, capability: str) -> None:
         raise PermissionDenied("Your role does not allow this.")
 
 
+def partial_request(request: HttpRequest) -> bool:
+    """True when the request wants a page's live part only (a poll, a filter change), not the
+    page: an HTMX request that is neither boosted nor a history restore (htmx 2 sends the restore
+    of a page missing from its cache as an HTMX request, and it must get the whole page back)."""
+    htmx = getattr(request, "htmx", None)
+    return bool(htmx) and not htmx.boosted and not htmx.history_restore_request
+
+
 class BoundedPaginator(Paginator):
     """Tables take ``?per_page=`` from the URL; keep it within 1..MAX_PER_PAGE, since a value
     below 1 makes Django's Paginator raise EmptyPage even for page 1 (a 500)."""
@@ -56,6 +64,10 @@ class ObjectListView(CapabilityMixin, SingleTableMixin, FilterView):
     """A paged, sortable, filterable table; HTMX requests get just the table fragment."""
 
     template_name = "core/object_list.html"
+    # What a partial request (see partial_request) gets: the table, which polls itself with the
+    # page's own URL and filters when ``poll_seconds`` is set.
+    partial_template = "core/_table.html"
+    poll_seconds: int | None = None
     paginate_by = 25
     paginator_class = BoundedPaginator
     title = ""
@@ -69,13 +81,18 @@ class ObjectListView(CapabilityMixin, SingleTableMixin, FilterView):
         return type(self).selector()  # type: ignore[misc]
 
     def get_template_names(self) -> list[str]:
-        if getattr(self.request, "htmx", False) and not self.request.htmx.boosted:
-            return ["core/_table.html"]
+        if partial_request(self.request):
+            return [self.partial_template]
         return [self.template_name]
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         ctx = super().get_context_data(**kwargs)
-        ctx.update(title=self.title, add_url_name=self.add_url_name, extra_add=self.extra_add)
+        ctx.update(
+            title=self.title,
+            add_url_name=self.add_url_name,
+            extra_add=self.extra_add,
+            poll_seconds=self.poll_seconds,
+        )
         return ctx
 
 
@@ -84,18 +101,13 @@ def run_service(request: HttpRequest, form: forms.Form, call: Callable[[], T]) -
     form has) instead of letting them become a 500. Returns None when it failed."""
     try:
         return call()
+    except DomainErrors as exc:
+        for each in exc.errors:
+            _add_domain_error(form, each)
     except DomainError as exc:
         if exc.status_code == 403:
             raise PermissionDenied(exc.message) from exc
-        field = exc.field if exc.field in form.fields else None
-        message = exc.message
-        if field is None and exc.field:
-            # A path inside a field (``payload.amount`` from a JSON Schema check): put the error
-            # on that field and name the path in it.
-            root = re.split(r"[.\[]", exc.field, maxsplit=1)[0]
-            if root in form.fields:
-                field, message = root, f"{exc.field}: {exc.message}"
-        form.add_error(field, message)
+        _add_domain_error(form, exc)
     except DjangoValidationError as exc:
         if hasattr(exc, "error_dict"):
             for field, errs in exc.message_dict.items():
@@ -103,6 +115,18 @@ def run_service(request: HttpRequest, form: forms.Form, call: Callable[[], T]) -
         else:
             form.add_error(None, exc.messages)
     return None
+
+
+def _add_domain_error(form: forms.Form, exc: DomainError) -> None:
+    field = exc.field if exc.field in form.fields else None
+    message = exc.message
+    if field is None and exc.field:
+        # A path inside a field (``payload.amount`` from a JSON Schema check): put the error
+        # on that field and name the path in it.
+        root = re.split(r"[.\[]", exc.field, maxsplit=1)[0]
+        if root in form.fields:
+            field, message = root, f"{exc.field}: {exc.message}"
+    form.add_error(field, message)
 
 
 def run_action(request: HttpRequest, call: Callable[[], T], success: str) -> T | None:

@@ -25,6 +25,13 @@ name_validator = RegexValidator(
     "Use a letter followed by letters, digits, _, $ or # (at most 128 characters).",
 )
 
+# A payload (object) type name: an identifier, optionally after its schema (``HR.ORDER_T``).
+TYPE_NAME_RE = r"^[A-Za-z][A-Za-z0-9_$#]{0,127}(\.[A-Za-z][A-Za-z0-9_$#]{0,127})?$"
+TYPE_NAME_HELP = (
+    "ANY, or a type name: a letter followed by letters, digits, _, $ or #, optionally after a "
+    "schema name and a dot (HR.ORDER_T)."
+)
+
 
 def validate_storable(value: Any) -> None:
     """A Django validator (forms, serializers, models): ``value`` can be stored as it is."""

@@ -13,7 +13,7 @@ from django_tables2 import RequestConfig
 from core import selectors
 from core.api.exceptions import request_limit_error
 from core.filtersets import ChangeLogFilterSet
-from core.generic import BoundedPaginator, ObjectListView, require
+from core.generic import BoundedPaginator, ObjectListView, partial_request, require
 from core.status import REGISTRY, table_class
 from core.tables import ChangeLogTable
 
@@ -53,7 +53,8 @@ def status_views(request: HttpRequest) -> HttpResponse:
     ).configure(table)
     return render(
         request,
-        "core/status_views.html",
+        # The table polls itself with the page's own URL (view, page, sort).
+        "core/_status_table.html" if partial_request(request) else "core/status_views.html",
         {
             "table": table,
             "view": view,
@@ -76,6 +77,35 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
         "core/request_refused.html",
         {"title": "Request refused", "detail": detail},
         status=status,
+    )
+
+
+FORBIDDEN_HINT = "Go back; if you need this, ask an administrator for a role that allows it."
+CSRF_HINT = (
+    "The form's security token was missing or stale (a page open across a log-in, or cookies "
+    "refused). Reload the page and send it again."
+)
+
+
+def forbidden(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """A refused request (a role without the capability) as a page in the console's layout;
+    Django's handler403 and console.middleware.RefusalMiddleware's answer."""
+    detail = str(exception or "") or "Your role does not allow this."
+    return render(
+        request,
+        "core/request_refused.html",
+        {"title": "Forbidden", "detail": detail, "hint": FORBIDDEN_HINT},
+        status=403,
+    )
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: the same page, saying what to do, instead of Django's bare one."""
+    return render(
+        request,
+        "core/request_refused.html",
+        {"title": "Forbidden", "detail": f"Request refused: {reason}.", "hint": CSRF_HINT},
+        status=403,
     )
 
 

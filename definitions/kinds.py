@@ -30,7 +30,7 @@ from queues import services as queue_services
 from queues.models import Agent as AqAgent
 from queues.models import Queue, QueuePrivilege, QueueTable, Subscriber
 from rules import services as rule_services
-from rules.models import EvaluationContext, Rule, RuleSet
+from rules.models import AQ_MESSAGE_EVALUATION_CONTEXT, EvaluationContext, Rule, RuleSet
 from sites import services as site_services
 from sites.models import DatabaseLink
 
@@ -408,6 +408,9 @@ def _rule_rows() -> Iterable[tuple[Model, Row]]:
 
 
 def _context_ref(name: str | None) -> Any:
+    if name == AQ_MESSAGE_EVALUATION_CONTEXT:
+        # Built in, but made on first use: a site that never opened a rule form lacks it.
+        return rule_services.aq_message_evaluation_context()
     return _opt(EvaluationContext, name, field="evaluation_context", what="evaluation context")
 
 

@@ -79,11 +79,7 @@ class GatewayListView(ObjectListView):
     filters) every two seconds."""
 
     template_name = "gateway/object_list.html"
-
-    def get_template_names(self) -> list[str]:
-        if getattr(self.request, "htmx", False) and not self.request.htmx.boosted:
-            return ["gateway/_table.html"]
-        return [self.template_name]
+    partial_template = "gateway/_table.html"
 
 
 class AgentListView(GatewayListView):

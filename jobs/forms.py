@@ -72,7 +72,7 @@ class PropagationCreateForm(ScheduleFieldsMixin):
         help_text="QUEUE@LINK: a queue at the site of a database link (instead of a local one).",
     )
     positive_rule_set = _rule_set_field(
-        "Only messages it says TRUE for are propagated; empty: every message."
+        "Only messages it says TRUE for are propagated; none chosen: every message. A chosen set without rules discards every message."
     )
     negative_rule_set = _rule_set_field("Messages it says TRUE for are not propagated.")
     queue_to_queue = forms.BooleanField(required=False, initial=True, label="Queue to queue")
@@ -132,7 +132,7 @@ class PropagationCreateForm(ScheduleFieldsMixin):
 
 class PropagationEditForm(forms.Form):
     positive_rule_set = _rule_set_field(
-        "Only messages it says TRUE for are propagated; empty: every message."
+        "Only messages it says TRUE for are propagated; none chosen: every message. A chosen set without rules discards every message."
     )
     negative_rule_set = _rule_set_field("Messages it says TRUE for are not propagated.")
     comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))

@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from core.lookups import name_or_id_q
 from jobs.choices import STATE_COLOURS, RunState, ScheduleState
-from jobs.models import Maintenance, Propagation, PropagationRun, Worker
+from jobs.models import Maintenance, Propagation, PropagationRun, PropagationSchedule, Worker
 from queues.choices import MessageState, QueueKind
 from queues.models import Message, Queue
 
@@ -946,3 +946,36 @@ def spark_job_parts(job: Any) -> QuerySet[Any]:
     from jobs.models import SparkJobPart
 
     return SparkJobPart.objects.filter(job=job).order_by("part_no")
+
+
+def propagation_warnings(propagation: Propagation) -> list[str]:
+    """What is legal but likely not meant: an empty positive rule set discards every message,
+    whatever the negative set says (spec rules §2.1 case 5, Table 5-1), so the propagation moves
+    nothing until the set gets a rule. No set at all is different: every message goes."""
+    rs = propagation.positive_rule_set
+    if rs is None or rs.rules.exists():
+        return []
+    return [
+        f"Positive rule set {rs.name} is empty: an empty positive rule set discards all messages "
+        "(whatever the negative rule set says), so this propagation moves nothing until "
+        f"{rs.name} has a rule. Leave the positive rule set empty to propagate every message."
+    ]
+
+
+def schedule_totals(
+    schedule: PropagationSchedule | None, run: PropagationRun | None
+) -> dict[str, Any] | None:
+    """A schedule's totals as its page shows them: a run's counts fold into the schedule only
+    when it ends (runner._FINISH_SQL), so the run holding the window now is counted in here, or
+    the totals would stand still while messages move."""
+    if schedule is None:
+        return None
+    live = run if run is not None and not run.folded else None
+    return {
+        "number": schedule.total_number + (live.propagated if live else 0),
+        "bytes": schedule.total_bytes + (live.bytes if live else 0),
+        "discarded": schedule.total_discarded + (live.discarded if live else 0),
+        "exceptions": schedule.total_exceptions + (live.exceptions if live else 0),
+        "runs": schedule.total_runs,
+        "running": live is not None,
+    }

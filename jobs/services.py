@@ -20,7 +20,7 @@ from django.db.models.functions import Concat
 from django.utils import timezone
 
 from core.choices import Capability, ChangeAction
-from core.exceptions import Conflict, DomainError, Forbidden
+from core.exceptions import Conflict, DomainError, ErrorCollector, Forbidden
 from core.roles import user_can
 from core.services import change_log_deletion, change_log_record, object_snapshot
 from core.validators import MAX_SECONDS, PG_INT_MAX
@@ -217,24 +217,37 @@ def propagation_create(
     ``destination_queue`` as the text ``QUEUE@LINK`` is a remote queue-to-queue propagation:
     the link's site is asked whether the queue exists and takes the source's payloads."""
     _require(user, Capability.CONFIGURE)
-    if Propagation.objects.filter(name__iexact=name).exists():
-        raise Conflict(f"A propagation named {name} already exists.", field="name")
+    # Every check that does not need another's answer runs, and all that fail are said at once.
+    errors = ErrorCollector()
+    with errors.check():
+        if Propagation.objects.filter(name__iexact=name).exists():
+            raise Conflict(f"A propagation named {name} already exists.", field="name")
     remote_queue, link = "", None
+    with errors.check():
+        if isinstance(destination_queue, str):
+            remote_queue, link = _check_remote(source_queue, destination_queue)
+            _check_mode(source_queue, link, queue_to_queue)
+        else:
+            _check_queues(source_queue, destination_queue)
     if isinstance(destination_queue, str):
-        remote_queue, link = _check_remote(source_queue, destination_queue)
         destination_queue = None
-        _check_mode(source_queue, link, queue_to_queue)
-    else:
-        _check_queues(source_queue, destination_queue)
-    _check_rule_sets(positive_rule_set, negative_rule_set)
+    with errors.check():
+        _check_rule_sets(positive_rule_set, negative_rule_set)
+    if schedule:
+        with errors.check():
+            _schedule_values(**schedule_params)
+    with errors.check():
+        if source_queue is not None and (
+            Subscriber.objects.filter(queue=source_queue, name__iexact=name).exists()
+        ):
+            raise Conflict(
+                f"{source_queue.name} already has a subscriber named {name}; the propagation "
+                "subscribes under its own name.",
+                field="name",
+            )
+    errors.raise_any()
     assert source_queue is not None
     address = f"{remote_queue}@{link.name}" if link else getattr(destination_queue, "name", "")
-    if Subscriber.objects.filter(queue=source_queue, name__iexact=name).exists():
-        raise Conflict(
-            f"{source_queue.name} already has a subscriber named {name}; the propagation "
-            "subscribes under its own name.",
-            field="name",
-        )
     prop = Propagation(
         name=name,
         source_queue=source_queue,
@@ -954,53 +967,77 @@ def spark_job_submit(
     from jobs.models import SparkJob, SparkJobDestination
 
     _require(user, Capability.OPERATE)
-    if source_queue is None:
-        raise DomainError("Choose a source queue.", field="source_queue")
-    if source_queue.kind == QueueKind.EXCEPTION and mode == SparkMode.MOVE:
-        raise DomainError(
-            f"{source_queue.name} is an exception queue: copy from it, or replay it.",
-            field="source_queue",
-        )
-    if mode not in SparkMode.values:
-        raise DomainError(f"Mode is COPY or MOVE, not {mode!r}.", field="mode")
-    if selection not in SparkSelection.values:
-        raise DomainError(
-            f"Selection is one of {', '.join(SparkSelection.values)}, not {selection!r}.",
-            field="selection",
-        )
-    pairs = _spark_destinations(source_queue, list(destinations or []), list(propagations or []))
-    mc = source_queue.queue_table.multiple_consumers
-    if mode == SparkMode.MOVE and mc and any(p is None for _q, p in pairs):
-        raise DomainError(
-            f"{source_queue.name} is a multi-consumer queue: a move consumes a subscriber's "
-            "copies, so name propagations out of it (whose subscribers are consumed), or copy.",
-            field="destinations",
-        )
-    if selection == SparkSelection.ENQ_TIME_RANGE:
-        if enq_time_from is None and enq_time_to is None:
-            raise DomainError("Give a start or an end of the range.", field="enq_time_from")
-        if enq_time_from and enq_time_to and enq_time_from >= enq_time_to:
-            raise DomainError("The range ends before it starts.", field="enq_time_to")
-    else:
-        enq_time_from = enq_time_to = None
-    if selection == SparkSelection.CORRELATION:
-        if not correlation:
-            raise DomainError("Give a correlation id (% and _ are wildcards).", field="correlation")
-    else:
-        correlation = ""
-    if selection == SparkSelection.CONDITION:
-        if not condition.strip():
-            raise DomainError("Give a rule condition.", field="condition")
-        _spark_check_condition(condition)
-    else:
-        condition = ""
-    if master:
-        spark_submit.check_master_syntax(master)
-    if not 1 <= executors <= SPARK_MAX_EXECUTORS:
-        raise DomainError(f"Executors: 1 to {SPARK_MAX_EXECUTORS}.", field="executors")
-    if not 1 <= executor_cores <= SPARK_MAX_CORES:
-        raise DomainError(f"Cores per executor: 1 to {SPARK_MAX_CORES}.", field="executor_cores")
-    spark_submit.memory_mb(executor_memory)
+    # Every check runs that does not need another's answer; all that fail are said at once.
+    errors = ErrorCollector()
+    with errors.check():
+        if source_queue is None:
+            raise DomainError("Choose a source queue.", field="source_queue")
+        if source_queue.kind == QueueKind.EXCEPTION and mode == SparkMode.MOVE:
+            raise DomainError(
+                f"{source_queue.name} is an exception queue: copy from it, or replay it.",
+                field="source_queue",
+            )
+    with errors.check():
+        if mode not in SparkMode.values:
+            raise DomainError(f"Mode is COPY or MOVE, not {mode!r}.", field="mode")
+    with errors.check():
+        if selection not in SparkSelection.values:
+            raise DomainError(
+                f"Selection is one of {', '.join(SparkSelection.values)}, not {selection!r}.",
+                field="selection",
+            )
+    pairs: list[tuple[Queue, Propagation | None]] = []
+    if source_queue is not None:
+        with errors.check():
+            pairs = _spark_destinations(
+                source_queue, list(destinations or []), list(propagations or [])
+            )
+            mc = source_queue.queue_table.multiple_consumers
+            if mode == SparkMode.MOVE and mc and any(p is None for _q, p in pairs):
+                raise DomainError(
+                    f"{source_queue.name} is a multi-consumer queue: a move consumes a "
+                    "subscriber's copies, so name propagations out of it (whose subscribers are "
+                    "consumed), or copy.",
+                    field="destinations",
+                )
+    with errors.check():
+        if selection == SparkSelection.ENQ_TIME_RANGE:
+            if enq_time_from is None and enq_time_to is None:
+                raise DomainError("Give a start or an end of the range.", field="enq_time_from")
+            if enq_time_from and enq_time_to and enq_time_from >= enq_time_to:
+                raise DomainError("The range ends before it starts.", field="enq_time_to")
+        else:
+            enq_time_from = enq_time_to = None
+    with errors.check():
+        if selection == SparkSelection.CORRELATION:
+            if not correlation:
+                raise DomainError(
+                    "Give a correlation id (% and _ are wildcards).", field="correlation"
+                )
+        else:
+            correlation = ""
+    with errors.check():
+        if selection == SparkSelection.CONDITION:
+            if not condition.strip():
+                raise DomainError("Give a rule condition.", field="condition")
+            _spark_check_condition(condition)
+        else:
+            condition = ""
+    with errors.check():
+        if master:
+            spark_submit.check_master_syntax(master)
+    with errors.check():
+        if not 1 <= executors <= SPARK_MAX_EXECUTORS:
+            raise DomainError(f"Executors: 1 to {SPARK_MAX_EXECUTORS}.", field="executors")
+    with errors.check():
+        if not 1 <= executor_cores <= SPARK_MAX_CORES:
+            raise DomainError(
+                f"Cores per executor: 1 to {SPARK_MAX_CORES}.", field="executor_cores"
+            )
+    with errors.check():
+        spark_submit.memory_mb(executor_memory)
+    errors.raise_any()
+    assert source_queue is not None
     job = SparkJob.objects.create(
         name=name,
         source_queue=source_queue,

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from core.choices import Capability
-from core.generic import ObjectListView, form_page, require, run_action
+from core.generic import ObjectListView, form_page, partial_request, require, run_action
 from jobs import selectors, services
 from jobs.filtersets import PropagationFilterSet, PropagationRunFilterSet, SparkJobFilterSet
 from jobs.forms import (
@@ -39,15 +39,12 @@ class PropagationListView(ObjectListView):
     add_url_name = "jobs:propagation_add"
     template_name = "jobs/propagation_list.html"
 
-    def get_template_names(self) -> list[str]:
-        # The table polls itself (every few seconds) with the page's own URL and filters.
-        if getattr(self.request, "htmx", False) and not self.request.htmx.boosted:
-            return ["jobs/_propagation_table.html"]
-        return [self.template_name]
+    # The table polls itself (every few seconds) with the page's own URL and filters.
+    partial_template = "jobs/_propagation_table.html"
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         ctx = super().get_context_data(**kwargs)
-        if not self.request.htmx:
+        if not partial_request(self.request):
             ctx["maintenance"] = selectors.maintenance()
         return ctx
 
@@ -82,6 +79,7 @@ def _status_context(prop: Propagation) -> dict[str, Any]:
         "schedule": schedule,
         "run": run,
         "stuck": run is not None and selectors.run_is_stuck(run),
+        "totals": selectors.schedule_totals(schedule, run),
         "history": history,
         "history_size": HISTORY_RUNS,
     }
@@ -98,6 +96,7 @@ def propagation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ctx.update(
         maintenance=selectors.maintenance(),
         next_time_meaning=next_time.describe() if next_time is not None else None,
+        warnings=selectors.propagation_warnings(prop),
     )
     return render(request, "jobs/propagation_detail.html", ctx)
 
@@ -343,11 +342,8 @@ class SparkJobListView(ObjectListView):
     selector = staticmethod(selectors.spark_job_list)
     template_name = "jobs/spark_list.html"
 
-    def get_template_names(self) -> list[str]:
-        # The table polls itself (every few seconds) with the page's own URL and filters.
-        if getattr(self.request, "htmx", False) and not self.request.htmx.boosted:
-            return ["jobs/_spark_table.html"]
-        return [self.template_name]
+    # The table polls itself (every few seconds) with the page's own URL and filters.
+    partial_template = "jobs/_spark_table.html"
 
 
 def _spark_get(pk: int) -> SparkJob:

@@ -7,6 +7,7 @@ on secure queue tables, the user's agent and queue privileges are checked here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,7 @@ from core.services import (
     delete_or_refuse,
     object_snapshot,
 )
-from core.validators import name_validator
+from core.validators import TYPE_NAME_HELP, TYPE_NAME_RE, name_validator
 from instances.models import Instance
 from instances.ownership import owner_for
 from instances.selectors import live_instance_ids
@@ -147,6 +148,10 @@ def queue_table_create(
             field="message_grouping",
         )
     payload_type = (payload_type or "ANY").strip()
+    if not re.match(TYPE_NAME_RE, payload_type):
+        raise DomainError(
+            f"{payload_type!r} is not a payload type name: {TYPE_NAME_HELP}", field="payload_type"
+        )
     if payload_type.upper() != "ANY":
         if payload_schema is None:
             raise DomainError("A typed queue table needs a JSON Schema.", field="payload_schema")

@@ -16,6 +16,7 @@ from core.generic import (
     BoundedPaginator,
     ObjectListView,
     form_page,
+    partial_request,
     require,
     run_action,
     run_service,
@@ -83,6 +84,7 @@ class QueueListView(ObjectListView):
     filterset_class = QueueFilterSet
     selector = staticmethod(selectors.queue_list)
     add_url_name = "queues:queue_add"
+    poll_seconds = 3  # depths and counters move while the page is open
     extra_add = (("queues:set_up_queue", "Set up queue"),)
 
 
@@ -193,6 +195,8 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
         queue = selectors.queue_get(pk)
     except Queue.DoesNotExist as exc:
         raise Http404("No such queue.") from exc
+    if partial_request(request) and request.GET.get("fragment") == "summary":
+        return render(request, "queues/_queue_summary.html", {"object": queue})
     filterset = MessageFilterSet(request.GET or None, queryset=selectors.message_list(queue=queue))
     table = MessageTable(
         filterset.qs if filterset.is_bound else filterset.queryset,
@@ -204,7 +208,7 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
     RequestConfig(
         request, paginate={"per_page": 20, "paginator_class": BoundedPaginator}
     ).configure(table)
-    if request.htmx and request.GET.get("fragment") == "messages":
+    if partial_request(request) and request.GET.get("fragment") == "messages":
         return render(request, "core/_table.html", {"table": table})
     return render(
         request,
@@ -411,6 +415,7 @@ def queue_dequeue(request: HttpRequest, pk: int) -> HttpResponse:
             "object": queue,
             "dequeue_form": form,
             "dequeued": got,
+            "dequeue_mode": mode,
             "cursor_restarted": restarted,
             "cursor_exhausted": exhausted,
         },

@@ -47,6 +47,13 @@ class RuleSetForm(forms.ModelForm):
         widgets = {"comment": forms.Textarea(attrs={"rows": 2})}
 
 
+class RuleSetEditForm(forms.ModelForm):
+    class Meta:
+        model = RuleSet
+        fields = ["evaluation_context", "comment"]
+        widgets = {"comment": forms.Textarea(attrs={"rows": 2})}
+
+
 class RuleSetMemberForm(forms.Form):
     rule = forms.ModelChoiceField(queryset=Rule.objects.order_by("name"))
     enabled = forms.BooleanField(required=False, initial=True)

@@ -17,6 +17,10 @@ from rules.choices import (
 )
 
 STREAMS_EVALUATION_CONTEXT = "STREAMS$_EVALUATION_CONTEXT"
+# The built-in context of rules on queued (user) messages: one variable, :msg, the payload. A new
+# rule defaults to it, since the console's rules route AQ messages (the queue pages suggest
+# conditions such as :msg.x = 1); change-record rules pick STREAMS$_EVALUATION_CONTEXT.
+AQ_MESSAGE_EVALUATION_CONTEXT = "AQ$_MESSAGE_EVALUATION_CONTEXT"
 
 
 class EvaluationContext(models.Model):
@@ -49,7 +53,9 @@ class EvaluationContext(models.Model):
             elif var.variable_type == VariableType.DDL_LCR:
                 out[var.name] = "ddl_lcr"
             else:
-                out[var.name] = f"user:{var.user_type}"
+                # A USER variable without a type name takes any payload (the rule language's
+                # plain ``user`` kind; ``user:`` with nothing after it is no kind).
+                out[var.name] = f"user:{var.user_type}" if var.user_type else "user"
         return out
 
 

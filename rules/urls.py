@@ -37,6 +37,7 @@ urlpatterns = [
     path("sets/add/", views.ruleset_add, name="ruleset_add"),
     path("sets/<int:pk>/", views.ruleset_detail, name="ruleset_detail"),
     path("sets/<int:pk>/test/", views.ruleset_test, name="ruleset_test"),
+    path("sets/<int:pk>/edit/", views.ruleset_edit, name="ruleset_edit"),
     path("sets/<int:pk>/delete/", views.ruleset_delete, name="ruleset_delete"),
     path("sets/<int:pk>/rules/add/", views.ruleset_add_rule, name="ruleset_add_rule"),
     path(

@@ -23,6 +23,7 @@ from rules.forms import (
     GeneratorForm,
     RuleEditForm,
     RuleForm,
+    RuleSetEditForm,
     RuleSetForm,
     RuleSetMemberForm,
     TestMessageForm,
@@ -74,7 +75,8 @@ def condition_check(request: HttpRequest) -> HttpResponse:
 def rule_add(request: HttpRequest) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     form = RuleForm(
-        request.POST or None, initial={"evaluation_context": services.streams_evaluation_context()}
+        request.POST or None,
+        initial={"evaluation_context": services.aq_message_evaluation_context()},
     )
     return form_page(
         request,
@@ -136,6 +138,18 @@ def ruleset_add(request: HttpRequest) -> HttpResponse:
         form,
         lambda: services.rule_set_create(user=request.user, **form.cleaned_data),
         title="New rule set",
+    )
+
+
+def ruleset_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    require(request, Capability.CONFIGURE)
+    rs = get_object_or_404(RuleSet, pk=pk)
+    form = RuleSetEditForm(request.POST or None, instance=rs)
+    return form_page(
+        request,
+        form,
+        lambda: services.rule_set_update(user=request.user, rule_set=rs, **form.cleaned_data),
+        title=f"Edit rule set {rs.name}",
     )
 
 

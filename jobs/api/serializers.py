@@ -233,6 +233,23 @@ class PropagationSerializer(serializers.ModelSerializer):
         return PropagationRunSerializer(run).data
 
 
+class PropagationShownSerializer(PropagationSerializer):
+    """One propagation as a write or a read of it answers: with what is legal but likely not
+    meant (an empty positive rule set, which discards every message)."""
+
+    warnings = serializers.SerializerMethodField()
+
+    class Meta(PropagationSerializer.Meta):
+        fields = [*PropagationSerializer.Meta.fields, "warnings"]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_warnings(self, obj: Propagation) -> list[str]:
+        from jobs.selectors import propagation_warnings
+
+        return propagation_warnings(obj)
+
+
 # --- input ---------------------------------------------------------------------------------------
 
 

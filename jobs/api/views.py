@@ -26,7 +26,7 @@ from jobs.models import Propagation, PropagationRun, SparkJob
 def _shown(propagation: Propagation) -> dict[str, Any]:
     """A propagation as the lists show it, re-read after a write so state and counters are
     those the write left."""
-    return s.PropagationSerializer(selectors.propagation_get(propagation.pk)).data
+    return s.PropagationShownSerializer(selectors.propagation_get(propagation.pk)).data
 
 
 class PropagationViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
@@ -53,16 +53,20 @@ class PropagationViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
             return s.PropagationCreateSerializer
         if self.action in ("update", "partial_update"):
             return s.PropagationUpdateSerializer
+        if self.action == "retrieve":
+            return s.PropagationShownSerializer
         return s.PropagationSerializer
 
-    @extend_schema(request=s.PropagationCreateSerializer, responses={201: s.PropagationSerializer})
+    @extend_schema(
+        request=s.PropagationCreateSerializer, responses={201: s.PropagationShownSerializer}
+    )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         ser = s.PropagationCreateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         prop = services.propagation_create(user=request.user, **ser.validated_data)
         return Response(_shown(prop), status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=s.PropagationUpdateSerializer, responses=s.PropagationSerializer)
+    @extend_schema(request=s.PropagationUpdateSerializer, responses=s.PropagationShownSerializer)
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Rule sets and comment; PUT and PATCH both change only what they name."""
         prop = self.get_object()
@@ -71,7 +75,7 @@ class PropagationViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         services.propagation_update(user=request.user, propagation=prop, **ser.changes(prop))
         return Response(_shown(prop))
 
-    @extend_schema(request=s.PropagationUpdateSerializer, responses=s.PropagationSerializer)
+    @extend_schema(request=s.PropagationUpdateSerializer, responses=s.PropagationShownSerializer)
     def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return self.update(request, *args, **kwargs)
 
@@ -80,21 +84,23 @@ class PropagationViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
 
     # --- verbs: each is one service ------------------------------------------------------------
 
-    @extend_schema(request=None, responses=s.PropagationSerializer)
+    @extend_schema(request=None, responses=s.PropagationShownSerializer)
     @action(detail=True, methods=["post"])
     def start(self, request: Request, pk: str | None = None) -> Response:
         """START_PROPAGATION (409 if it is started)."""
         prop = services.propagation_start(user=request.user, propagation=self.get_object())
         return Response(_shown(prop))
 
-    @extend_schema(request=None, responses=s.PropagationSerializer)
+    @extend_schema(request=None, responses=s.PropagationShownSerializer)
     @action(detail=True, methods=["post"])
     def stop(self, request: Request, pk: str | None = None) -> Response:
         """STOP_PROPAGATION: a running window stops at its next heartbeat (409 if stopped)."""
         prop = services.propagation_stop(user=request.user, propagation=self.get_object())
         return Response(_shown(prop))
 
-    @extend_schema(request=s.ScheduleParamsSerializer, responses={201: s.PropagationSerializer})
+    @extend_schema(
+        request=s.ScheduleParamsSerializer, responses={201: s.PropagationShownSerializer}
+    )
     @action(detail=True, methods=["post"])
     def schedule(self, request: Request, pk: str | None = None) -> Response:
         """SCHEDULE_PROPAGATION with the given parameters (409 if it is scheduled)."""
@@ -104,7 +110,7 @@ class PropagationViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         services.schedule_create(user=request.user, propagation=prop, **ser.validated_data)
         return Response(_shown(prop), status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=s.ScheduleParamsSerializer, responses=s.PropagationSerializer)
+    @extend_schema(request=s.ScheduleParamsSerializer, responses=s.PropagationShownSerializer)
     @action(detail=True, methods=["post"], url_path="alter-schedule", url_name="alter-schedule")
     def alter_schedule(self, request: Request, pk: str | None = None) -> Response:
         """ALTER_PROPAGATION_SCHEDULE: only the parameters given change (409 if unscheduled)."""
@@ -114,7 +120,7 @@ class PropagationViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         services.schedule_update(user=request.user, propagation=prop, **ser.validated_data)
         return Response(_shown(prop))
 
-    @extend_schema(request=None, responses=s.PropagationSerializer)
+    @extend_schema(request=None, responses=s.PropagationShownSerializer)
     @action(detail=True, methods=["post"])
     def enable(self, request: Request, pk: str | None = None) -> Response:
         """ENABLE_PROPAGATION_SCHEDULE (409 if enabled or unscheduled)."""
@@ -122,7 +128,7 @@ class PropagationViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         services.schedule_enable(user=request.user, propagation=prop)
         return Response(_shown(prop))
 
-    @extend_schema(request=None, responses=s.PropagationSerializer)
+    @extend_schema(request=None, responses=s.PropagationShownSerializer)
     @action(detail=True, methods=["post"])
     def disable(self, request: Request, pk: str | None = None) -> Response:
         """DISABLE_PROPAGATION_SCHEDULE (409 if disabled or unscheduled)."""
@@ -130,7 +136,7 @@ class PropagationViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         services.schedule_disable(user=request.user, propagation=prop)
         return Response(_shown(prop))
 
-    @extend_schema(request=None, responses=s.PropagationSerializer)
+    @extend_schema(request=None, responses=s.PropagationShownSerializer)
     @action(detail=True, methods=["post"])
     def reset(self, request: Request, pk: str | None = None) -> Response:
         """Clear the failures and re-enable a schedule they disabled (409 with no failures)."""
@@ -138,7 +144,7 @@ class PropagationViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         services.schedule_reset(user=request.user, propagation=prop)
         return Response(_shown(prop))
 
-    @extend_schema(request=None, responses=s.PropagationSerializer)
+    @extend_schema(request=None, responses=s.PropagationShownSerializer)
     @action(detail=True, methods=["post"])
     def unschedule(self, request: Request, pk: str | None = None) -> Response:
         """UNSCHEDULE_PROPAGATION: the propagation stays, without windows (409 if unscheduled)."""

@@ -106,6 +106,19 @@ class RuleUpdateSerializer(ModelSerializer):
         fields = ["condition", "evaluation_context", "action_context", "comment"]
 
 
+class RuleSetUpdateSerializer(ModelSerializer):
+    evaluation_context = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=EvaluationContext.objects.all(),
+        required=False,
+        allow_null=True,
+    )
+
+    class Meta:
+        model = RuleSet
+        fields = ["evaluation_context", "comment"]
+
+
 class RuleSetMemberSerializer(serializers.ModelSerializer):
     rule = serializers.SlugRelatedField(slug_field="name", read_only=True)
     condition = serializers.CharField(source="rule.condition", read_only=True)

@@ -223,6 +223,15 @@ class RuleSetViewSet(
     def perform_destroy(self, instance: RuleSet) -> None:
         services.rule_set_delete(user=self.request.user, rule_set=instance)
 
+    @extend_schema(request=s.RuleSetUpdateSerializer, responses=s.RuleSetSerializer)
+    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """A rule set's evaluation context and comment (the console's rule set edit page)."""
+        rule_set = self.get_object()
+        ser = s.RuleSetUpdateSerializer(rule_set, data=request.data, partial=True)
+        ser.is_valid(raise_exception=True)
+        services.rule_set_update(user=request.user, rule_set=rule_set, **ser.validated_data)
+        return Response(s.RuleSetSerializer(self.get_queryset().get(pk=rule_set.pk)).data)
+
     @extend_schema(request=s.RuleSetTestSerializer, responses=dict)
     @action(detail=True, methods=["post"])
     def test(self, request: Request, pk: str | None = None) -> Response:

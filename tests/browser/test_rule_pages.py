@@ -50,9 +50,12 @@ def test_admin_writes_a_rule_puts_it_in_a_set_and_tests_messages(
     expect(page.get_by_role("heading", name="Rules")).to_be_visible()
     page.get_by_role("link", name="Add", exact=True).click()
     expect(page.get_by_role("heading", name="New rule")).to_be_visible()
+    # A new rule is about queued messages unless told otherwise (issue 16): this one is about
+    # row changes, so it takes the Streams context.
     expect(page.get_by_label("Evaluation context")).to_have_value(
-        str(services.streams_evaluation_context().pk)
+        str(services.aq_message_evaluation_context().pk)
     )
+    page.get_by_label("Evaluation context").select_option(label="STREAMS$_EVALUATION_CONTEXT")
     page.get_by_label("Name").fill("HR_ROWS")
     condition = page.get_by_label("Condition")
     condition.press_sequentially(HALF_TYPED)
@@ -147,6 +150,7 @@ def test_a_rule_form_with_a_bad_condition_comes_back_with_its_position(
     services.streams_evaluation_context()
     login(page, "alice", "pw-alice")
     page.goto(f"{live_server.url}/rules/add/")
+    page.get_by_label("Evaluation context").select_option(label="STREAMS$_EVALUATION_CONTEXT")
     page.get_by_label("Name").fill("BROKEN")
     page.get_by_label("Condition").fill(":dml.get_object_owner() = 'HR' and")
     page.get_by_role("button", name="Save").click()

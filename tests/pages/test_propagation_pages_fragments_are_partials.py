@@ -131,3 +131,26 @@ def test_the_workers_page_polls_a_fragment(monitor_client):
     assert "<nav" not in fragment and fragment.lstrip().startswith('<div id="worker-table"')
     for text in ("celery@box1", "alive", "prefork", "celery, propagation", "propagation_run"):
         assert text in fragment, text
+
+
+def test_the_totals_count_the_run_moving_messages_now(monitor_client, propagation):
+    """Issue 16: the totals stayed 0 while a run moved messages (its counts fold into the
+    schedule only when it ends)."""
+    now = timezone.now()
+    run = PropagationRun.objects.create(
+        propagation=propagation,
+        state="RUNNING",
+        worker="celery@box1",
+        started_at=now,
+        heartbeat_at=now,
+        messages=7,
+        propagated=5,
+        discarded=2,
+    )
+    PropagationSchedule.objects.filter(propagation=propagation).update(run=run)
+
+    html = monitor_client.get(f"/propagations/{propagation.pk}/status/", **HX).content.decode()
+
+    totals = html.split('id="propagation-totals">', 1)[1].split("</dd>", 1)[0]
+    assert totals.startswith("5 messages")
+    assert "0 runs and the current one" in totals and "2 discarded" in totals
