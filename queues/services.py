@@ -158,12 +158,6 @@ def queue_table_create(
         engine.schema_check(payload_schema)
     elif payload_schema is not None:
         raise DomainError("Payload type ANY takes no schema.", field="payload_schema")
-    if len(name) > QUEUE_TABLE_NAME_MAX:
-        raise DomainError(
-            f"A queue table name has at most {QUEUE_TABLE_NAME_MAX} characters (this one has "
-            f"{len(name)}), so that its exception queue AQ$_<name>_E fits in 128.",
-            field="name",
-        )
     if QueueTable.objects.filter(name__iexact=name).exists():
         raise Conflict(f"A queue table named {name} already exists.", field="name")
     if owner is None and user is not None and user.is_authenticated:
@@ -182,6 +176,13 @@ def queue_table_create(
         secondary_instance=secondary,
     )
     qt.full_clean()
+    # After the model's own checks (past 128 is theirs to name).
+    if len(name) > QUEUE_TABLE_NAME_MAX:
+        raise DomainError(
+            f"A queue table name has at most {QUEUE_TABLE_NAME_MAX} characters (this one has "
+            f"{len(name)}), so that its exception queue AQ$_<name>_E fits in 128.",
+            field="name",
+        )
     qt.save()
     engine.create_storage(raw_connection(), qt.pk)
     exq_name = exception_queue_name(name)

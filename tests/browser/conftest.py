@@ -90,7 +90,16 @@ def page(browser, request, page_problems) -> Iterator:  # type: ignore[no-untype
             else None
         ),
     )
-    pg.on("requestfailed", lambda r: page_problems.failed.append(f"failed {r.url}"))
+    # A fetch still in flight when the test moves to the next page is aborted by the browser
+    # (net::ERR_ABORTED, e.g. a chart's data): that is the navigation, not a failed load.
+    pg.on(
+        "requestfailed",
+        lambda r: (
+            None
+            if r.failure == "net::ERR_ABORTED"
+            else page_problems.failed.append(f"failed {r.url}")
+        ),
+    )
     yield pg
     failed = any(
         getattr(request.node, f"rep_{when}", None) is not None

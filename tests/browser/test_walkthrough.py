@@ -167,6 +167,11 @@ def test_every_page_renders(page, live_server, login, topology, page_problems):
     page.goto(f"{live_server.url}{orders.get_absolute_url()}")
     rows = page.locator("#message-table tbody tr")
     expect(rows).to_have_count(20)
+    # Scrolled down to the first row (the summary and the rate chart come first), never sideways.
+    page.evaluate(
+        "window.scrollTo(0, document.querySelector('#message-table tbody tr')"
+        ".getBoundingClientRect().top + window.scrollY - 8)"
+    )
     expect(rows.first.locator(".aq-payload")).to_be_in_viewport(ratio=0.5)
     expect(rows.filter(has_text="web-3").locator(".aq-payload")).to_contain_text('"order": 1004')
     expect(page.locator("#message-table .pagination")).to_be_visible()
