@@ -29,3 +29,9 @@ def live_instance_ids() -> list[int]:
         .order_by("inst_id")
         .values_list("inst_id", flat=True)
     )
+
+
+def instance_queue(name: str) -> str:
+    """The Celery queue of instance ``name``: its workers consume it, and work bound to a queue
+    table it owns is sent there. Lower case, as instance names compare case-insensitively."""
+    return f"aq.inst.{name.strip().lower()}"

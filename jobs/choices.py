@@ -52,6 +52,7 @@ class RunEnd(models.TextChoices):
     DISABLED = "disabled", "Schedule or propagation disabled"
     DROPPED = "dropped", "Propagation or schedule removed"
     WORKER_STOP = "worker_stop", "Its worker was shutting down"
+    OWNER_MOVED = "owner_moved", "Its queue table moved to another instance"
 
 
 class SparkJobState(models.TextChoices):

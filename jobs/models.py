@@ -214,6 +214,9 @@ class PropagationRun(models.Model):
     queued_at = models.DateTimeField(default=timezone.now)
     # When its task was last sent: the reaper sends it again if the broker lost it.
     sent_at = models.DateTimeField(null=True, blank=True)
+    # The instance whose Celery queue its task was last sent to (the source queue table's
+    # owner then); empty when it was never sent (the caller ran it).
+    instance = models.CharField(max_length=64, blank=True, db_default="")
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
@@ -279,6 +282,8 @@ class Worker(models.Model):
     started_at = models.DateTimeField()
     last_seen = models.DateTimeField()
     stopped_at = models.DateTimeField(null=True, blank=True)
+    # Its AQ_INSTANCE_NAME: the instance it works for (and whose Celery queue it consumes).
+    instance = models.CharField(max_length=64, blank=True)
 
     class Meta:
         ordering = ["hostname"]

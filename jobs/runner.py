@@ -342,7 +342,11 @@ WITH hb AS (
 -- run of its own waiting for this one's lock): this run is dropped.
 SELECT coalesce(s.run_id = hb.id, false), coalesce(s.enabled, false), p.enabled, s.window_end,
        s.latency, (SELECT count(*) FROM jobs_propagationrun q WHERE q.state = 'QUEUED'), now(),
-       s.window_start
+       s.window_start,
+       (SELECT lower(i.name) FROM queues_queue sq
+        JOIN queues_queuetable t ON t.id = sq.queue_table_id
+        LEFT JOIN aq_instance i ON i.inst_id = t.owner_instance_id
+        WHERE sq.id = p.source_queue_id)
 FROM hb JOIN jobs_propagation p ON p.id = hb.propagation_id
 LEFT JOIN jobs_propagationschedule s ON s.propagation_id = p.id
 """
@@ -357,8 +361,15 @@ class BeatStatus:
 
 
 class Run:
-    def __init__(self, conn: psycopg.Connection, run_id: int, propagation_id: int):
+    def __init__(
+        self,
+        conn: psycopg.Connection,
+        run_id: int,
+        propagation_id: int,
+        instance: str | None = None,
+    ):
         self.conn = conn
+        self.instance = instance.lower() if instance else None
         self.run_id = run_id
         self.propagation_id = propagation_id
         self.cfg = config()
@@ -376,9 +387,13 @@ class Run:
         self.conn.commit()
         if row is None:
             return BeatStatus(RunEnd.DROPPED, None, 3.0, 0)
-        has_schedule, sched_on, prop_on, window_end, latency, others, now, window_start = row
+        has_schedule, sched_on, prop_on, window_end, latency, others, now, window_start = row[:8]
         stop = None
-        if not has_schedule:
+        if self.instance is not None and row[8] != self.instance:
+            # Failback or failover moved the source queue table: its new owner's run takes over
+            # once this one has let go of the propagation's lock.
+            stop = RunEnd.OWNER_MOVED
+        elif not has_schedule:
             stop = RunEnd.DROPPED
         elif not (sched_on and prop_on):
             stop = RunEnd.DISABLED
@@ -996,20 +1011,43 @@ def destination_copy(m: engine.DequeuedMessage, out: Any, *, unchanged: bool) ->
 # --- the task body -------------------------------------------------------------------------------
 
 
+# Whether instance %(instance)s owns the source queue table of the run's propagation (NULL:
+# no instance given, the caller runs it in place).
+_OWNED = """(%(instance)s::text IS NULL OR EXISTS (
+    SELECT 1 FROM jobs_propagation p
+    JOIN queues_queue q ON q.id = p.source_queue_id
+    JOIN queues_queuetable t ON t.id = q.queue_table_id
+    JOIN aq_instance i ON i.inst_id = t.owner_instance_id
+    WHERE p.id = r.propagation_id AND lower(i.name) = lower(%(instance)s)))"""
+
+
 def execute(
-    run_id: int, *, conninfo: str, worker: str = "", pid: int = 0, task_id: str = ""
+    run_id: int,
+    *,
+    conninfo: str,
+    worker: str = "",
+    pid: int = 0,
+    task_id: str = "",
+    instance: str | None = None,
 ) -> str:
     """Claim run ``run_id`` and move messages until its window, slice or schedule ends. Returns
-    what happened ("claimed by another", "SUCCEEDED: window_end", "FAILED: …")."""
+    what happened ("claimed by another", "SUCCEEDED: window_end", "FAILED: …").
+
+    ``instance``: the worker's instance; the claim then requires that it owns the source queue
+    table, so a task delivered late, after a failover, does nothing (the run stays QUEUED and the
+    reaper sends it to the new owner). The run ends once the queue table moves away."""
     conn = psycopg.connect(conninfo)
     try:
         row = conn.execute(
-            "SELECT propagation_id, state FROM jobs_propagationrun WHERE id = %s", (run_id,)
+            f"SELECT propagation_id, state, {_OWNED} FROM jobs_propagationrun r WHERE id = %(run)s",
+            {"run": run_id, "instance": instance},
         ).fetchone()
         if row is None:
             return "gone"
         if row[1] != RunState.QUEUED:
             return "claimed by another"  # a duplicate task: don't even wait for the lock
+        if not row[2]:
+            return f"not owned by instance {instance}"
         prop_id = row[0]
         # The previous run (or the reaper checking it) may hold the lock for a moment after its
         # finish commits: wait a little before calling the propagation busy.
@@ -1023,16 +1061,17 @@ def execute(
         conn.commit()
         # Lock first, claim second: the reaper never sees a RUNNING run without its lock.
         claimed = conn.execute(
-            "UPDATE jobs_propagationrun SET state = 'RUNNING', started_at = now(), "
-            "heartbeat_at = now(), worker = %s, pid = %s, task_id = %s, "
-            "session_id = pg_backend_pid() WHERE id = %s AND state = 'QUEUED' RETURNING id",
-            (worker, pid, task_id, run_id),
+            "UPDATE jobs_propagationrun r SET state = 'RUNNING', started_at = now(), "
+            "heartbeat_at = now(), worker = %(worker)s, pid = %(pid)s, task_id = %(task)s, "
+            "session_id = pg_backend_pid() WHERE id = %(run)s AND state = 'QUEUED' "
+            f"AND {_OWNED} RETURNING id",
+            {"worker": worker, "pid": pid, "task": task_id, "run": run_id, "instance": instance},
         ).fetchone()
         conn.commit()
         if claimed is None:
-            return "claimed by another"
+            return "claimed by another or not owned here"
         try:
-            reason = _loop(conn, run_id, prop_id, conninfo)
+            reason = _loop(conn, run_id, prop_id, conninfo, instance)
         except Exception as exc:
             log.warning("propagation run %s failed: %s", run_id, exc, exc_info=True)
             if conn.broken:
@@ -1078,8 +1117,10 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" + (f" (field {field})" if field else "")
 
 
-def _loop(conn: psycopg.Connection, run_id: int, prop_id: int, conninfo: str) -> str:
-    run = Run(conn, run_id, prop_id)
+def _loop(
+    conn: psycopg.Connection, run_id: int, prop_id: int, conninfo: str, instance: str | None
+) -> str:
+    run = Run(conn, run_id, prop_id, instance)
     try:
         return _run_loop(run, conninfo)
     finally:

@@ -15,8 +15,8 @@ from typing import Any
 import psycopg
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
-from django.db.models import CharField, F, Q, Value
-from django.db.models.functions import Concat
+from django.db.models import Case, CharField, F, Q, Value, When
+from django.db.models.functions import Concat, Now
 from django.utils import timezone
 
 from core.choices import Capability, ChangeAction
@@ -24,6 +24,7 @@ from core.exceptions import Conflict, DomainError, ErrorCollector, Forbidden
 from core.roles import user_can
 from core.services import change_log_deletion, change_log_record, object_snapshot
 from core.validators import MAX_SECONDS, PG_INT_MAX
+from instances.selectors import instance_queue
 from jobs import runner
 from jobs.choices import RunState
 from jobs.models import Maintenance, Propagation, PropagationRun, PropagationSchedule, Worker
@@ -679,19 +680,26 @@ def propagation_dispatch(
     *, now: datetime | None = None, limit: int = 500, send: bool = True
 ) -> list[int]:
     """Open due windows: for every enabled schedule whose next run is due and that has no run,
-    create a QUEUED run and send its task after commit (``send=False``: the caller runs it).
+    create a QUEUED run and send its task after commit to the Celery queue of the instance that
+    owns the source queue's queue table (``send=False``: the caller runs it, wherever it is).
+    A window whose source has no live owner (no instance up) waits: no run, nothing sent.
     Safe on several beats at once (the schedules are claimed with SKIP LOCKED). Returns the new
     run ids."""
-    from jobs.tasks import propagation_run
-
     if maintenance_get().restricted:
         return []
+    if send:
+        # Owners first, so a failover is seen within a dispatch interval; the refresh stays the
+        # one writer of the owner column (serialized by its advisory lock).
+        queue_services.queue_table_owners_refresh()
+        _resend_moved()
     created: list[int] = []
+    routes: dict[int, str] = {}
     with transaction.atomic():
         now = now or timezone.now()
         due = list(
             PropagationSchedule.objects.select_for_update(skip_locked=True, of=("self",))
             .select_related("propagation")
+            .annotate(owner_name=_live_owner_name("propagation__source_queue__queue_table"))
             .filter(
                 enabled=True,
                 propagation__enabled=True,
@@ -709,9 +717,15 @@ def propagation_dispatch(
                 s.save(update_fields=["window_start", "window_end", "next_run_at", "updated"])
                 _mirror(s)
                 continue
+            if send and s.owner_name is None:
+                continue  # no live owner instance: the window waits for one
             run = PropagationRun.objects.create(
-                propagation=s.propagation, sent_at=now if send else None
+                propagation=s.propagation,
+                sent_at=now if send else None,
+                instance=s.owner_name if send else "",
             )
+            if send:
+                routes[run.pk] = s.owner_name
             s.run = run
             s.save(update_fields=["window_start", "window_end", "run", "updated"])
             _mirror(s)
@@ -719,8 +733,53 @@ def propagation_dispatch(
         for run_id in created if send else ():
             # robust: one failed send must not keep the others from going out (the reaper
             # sends a run's task again while it stays QUEUED).
-            transaction.on_commit(lambda r=run_id: propagation_run.delay(r), robust=True)
+            transaction.on_commit(lambda r=run_id: _send_run(r, routes[r]), robust=True)
     return created
+
+
+def _live_owner_name(queue_table: str) -> Case:
+    """The name of the owner instance of the queue table at path ``queue_table`` while it is
+    up, else NULL (a stale owner the refresh has not moved yet gets nothing)."""
+    owner = f"{queue_table}__owner_instance"
+    return Case(
+        When(**{f"{owner}__alive_until__gt": Now()}, then=F(f"{owner}__name")),
+        default=None,
+        output_field=CharField(),
+    )
+
+
+def _send_run(run_id: int, instance: str) -> None:
+    from jobs.tasks import propagation_run
+
+    propagation_run.apply_async((run_id,), queue=instance_queue(instance))
+
+
+def _resend_moved() -> int:
+    """Send again, to the new owner, the task of each QUEUED run sent to an instance that no
+    longer owns its source queue table (or is down): the old owner's queue may have nobody to
+    take it, and if it comes back its late task finds the run claimed. Returns how many."""
+    now = timezone.now()
+    resent = 0
+    moved = (
+        PropagationRun.objects.filter(state=RunState.QUEUED, sent_at__isnull=False)
+        .annotate(owner=_live_owner_name("propagation__source_queue__queue_table"))
+        .exclude(owner=None)
+        .exclude(instance__iexact=F("owner"))
+        .values_list("pk", "instance", "owner")
+    )
+    for run_id, old, owner in moved:
+        if PropagationRun.objects.filter(pk=run_id, state=RunState.QUEUED, instance=old).update(
+            instance=owner, sent_at=now
+        ):
+            try:
+                _send_run(run_id, owner)
+            except Exception as exc:  # the broker away: the reaper sends it after RESEND_S
+                log.warning(
+                    "propagation run %s: sending its task to %s failed: %s", run_id, owner, exc
+                )
+                continue
+            resent += 1
+    return resent
 
 
 def _holds_job(s: PropagationSchedule) -> bool:
@@ -810,17 +869,23 @@ def _resend_queued(now: datetime, stale: datetime, cfg: dict[str, Any]) -> int:
     """Send again the task of each run QUEUED for RESEND_S since its last send. A broker that
     restarts without persistence (or a send that failed while it was down) loses the task, and
     the run would otherwise wait QUEUED_TIMEOUT_S to be called LOST; a duplicate is harmless
-    (the claim is a conditional UPDATE)."""
-    from jobs.tasks import propagation_run
+    (the claim is a conditional UPDATE). It goes to the current owner's queue: after a failover,
+    the new owner instance."""
 
     due = now - timedelta(seconds=cfg["RESEND_S"])
     resent = 0
-    for run_id in PropagationRun.objects.filter(
-        state=RunState.QUEUED, sent_at__lt=due, queued_at__gte=stale
-    ).values_list("pk", flat=True):
-        if PropagationRun.objects.filter(pk=run_id, state=RunState.QUEUED).update(sent_at=now):
+    for run_id, owner in (
+        PropagationRun.objects.filter(state=RunState.QUEUED, sent_at__lt=due, queued_at__gte=stale)
+        .annotate(owner=_live_owner_name("propagation__source_queue__queue_table"))
+        .values_list("pk", "owner")
+    ):
+        if owner is None:
+            continue  # no live owner: sent once one is up (or dispatched again when LOST)
+        if PropagationRun.objects.filter(pk=run_id, state=RunState.QUEUED).update(
+            sent_at=now, instance=owner
+        ):
             try:
-                propagation_run.delay(run_id)
+                _send_run(run_id, owner)
             except Exception as exc:  # the broker still away: next pass
                 log.warning("propagation run %s: sending its task again failed: %s", run_id, exc)
                 continue
@@ -860,6 +925,7 @@ def worker_heartbeat(
             "started_at": started_at,
             "last_seen": now,
             "stopped_at": now if stopping else None,
+            "instance": instance[:64],
         },
     )
     if instance:

@@ -15,8 +15,11 @@ from celery import shared_task
 # second delivery harmless, and the reaper sends again the task of a run left QUEUED.
 @shared_task(name="jobs.tasks.propagation_run", bind=True, ignore_result=True, acks_late=False)
 def propagation_run(self: Any, run_id: int) -> str:
-    """Run one propagation window's run. A redelivered or duplicated task finds the run already
-    claimed (a conditional UPDATE) and does nothing."""
+    """Run one propagation window's run, on the instance that owns its source queue table. A
+    redelivered, duplicated or late task (the owner moved) finds the run claimed or not its own
+    (a conditional UPDATE) and does nothing."""
+    from django.conf import settings
+
     from jobs import runner
     from queues.services import conninfo
 
@@ -27,6 +30,7 @@ def propagation_run(self: Any, run_id: int) -> str:
         worker=hostname,
         pid=os.getpid(),
         task_id=self.request.id or "",
+        instance=settings.AQ_INSTANCE_NAME,
     )
 
 

@@ -11,12 +11,21 @@ import threading
 from typing import Any
 
 from celery import bootsteps
-from celery.signals import worker_shutting_down
+from celery.signals import celeryd_after_setup, worker_shutting_down
 from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
 log = logging.getLogger(__name__)
+
+
+@celeryd_after_setup.connect
+def _consume_instance_queue(sender: str, instance: Any, **_: Any) -> None:
+    """Every worker also consumes its instance's own queue, whatever its -Q list: work bound to
+    a queue table is sent to the queue of the instance that owns it."""
+    from instances.selectors import instance_queue
+
+    instance.app.amqp.queues.select_add(instance_queue(settings.AQ_INSTANCE_NAME))
 
 
 @worker_shutting_down.connect

@@ -393,6 +393,9 @@ class WorkerSerializer(serializers.Serializer):
 
     hostname = serializers.CharField(source="worker.hostname")
     pid = serializers.IntegerField(source="worker.pid")
+    instance = serializers.CharField(
+        source="worker.instance", help_text="Its instance (AQ_INSTANCE_NAME)."
+    )
     alive = serializers.BooleanField()
     queues = serializers.ListField(child=serializers.CharField(), source="worker.queues")
     pool = serializers.CharField(source="worker.pool")

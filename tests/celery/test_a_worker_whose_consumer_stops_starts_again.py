@@ -8,8 +8,10 @@ from __future__ import annotations
 import time
 
 import pytest
+from django.conf import settings
 
 from console.celery import app
+from instances.selectors import instance_queue
 from jobs.models import Worker
 from tests.celery.helpers import wait_for
 
@@ -24,7 +26,8 @@ def test_a_stuck_consumer_restarts_its_worker_in_place_and_a_healthy_one_is_left
     celery_procs.configure(AQ_WORKER_HEARTBEAT_S=0.3, AQ_WORKER_STALL_S=STALL_S)
     w = celery_procs.worker_on("wd1", "celery", concurrency=2)
     first = w.wait_registered()
-    assert first.queues == ["celery"]  # its direct queue (the probes') is not listed as work
+    # Its direct queue (the probes') is not listed as work; its instance's queue is.
+    assert first.queues == sorted(["celery", instance_queue(settings.AQ_INSTANCE_NAME)])
 
     # Healthy: probes are answered, so it runs on well past the stall limit.
     time.sleep(STALL_S * 2)

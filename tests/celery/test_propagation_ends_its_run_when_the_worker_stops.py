@@ -26,6 +26,7 @@ def test_sigterm_ends_a_running_window_promptly(
         destination_queue=make_queue("DST", sc_table),
     )
     worker = celery_procs.worker("stop1")
+    worker.wait_registered()  # its instance up: the source queue table's owner to send to
     services.propagation_dispatch()
     assert wait_for(
         lambda: PropagationRun.objects.filter(propagation=prop, state="RUNNING").exists(), 30

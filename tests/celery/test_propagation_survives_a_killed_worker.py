@@ -108,6 +108,7 @@ def test_a_worker_killed_mid_window_loses_and_duplicates_nothing(
     # Small batches make a window of many transactions, so the kill lands inside one.
     celery_procs.configure(AQ_PROPAGATION_BATCH=20)
     worker = celery_procs.worker("w0")
+    worker.wait_registered()  # its instance up: the source queue table's owner to send to
     for i, kill_after in enumerate(KILL_AFTER):
         src, dst = make_queue(f"SRC{i}", mc_table), make_queue(f"DST{i}", sc_table)
         worker = _kill_round(celery_procs, worker, admin_user, src, dst, i, kill_after)

@@ -32,7 +32,7 @@ def test_an_idle_run_wakes_on_notify_well_within_the_latency(
         destination_queue=dst,
         latency=LATENCY_S,
     )
-    celery_procs.worker("lat1")
+    celery_procs.worker("lat1").wait_registered()  # its instance up: the owner to send to
     services.propagation_dispatch()
     assert wait_for(
         lambda: PropagationRun.objects.filter(

@@ -6,7 +6,9 @@ import signal
 import time
 
 import pytest
+from django.conf import settings as django_settings
 
+from instances.selectors import instance_queue
 from jobs import services
 from jobs.models import Worker
 from tests.celery.helpers import wait_for
@@ -18,7 +20,11 @@ def test_a_worker_reports_its_queues_and_is_marked_stopped_after_it_is_killed(ce
     celery_procs.configure(AQ_WORKER_HEARTBEAT_S=0.3)
     w = celery_procs.worker("hb1", concurrency=3)
     row = w.wait_registered()
-    assert row.queues == ["celery", "propagation"]
+    # Its instance's own queue too (jobs/worker.py adds it), and its instance (AQ_INSTANCE_NAME).
+    assert row.queues == sorted(
+        ["celery", "propagation", instance_queue(django_settings.AQ_INSTANCE_NAME)]
+    )
+    assert row.instance == django_settings.AQ_INSTANCE_NAME
     assert (row.pool, row.concurrency) == ("thread", 3)
     assert row.stopped_at is None
     first_seen = row.last_seen

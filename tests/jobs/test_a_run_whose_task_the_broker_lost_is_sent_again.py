@@ -12,6 +12,8 @@ import pytest
 from django.conf import settings as django_settings
 from django.utils import timezone
 
+from instances.selectors import instance_queue
+from instances.services import instance_heartbeat
 from jobs import services
 from jobs.models import PropagationRun
 
@@ -30,9 +32,14 @@ def broker() -> Iterator[object]:
     client.close()
 
 
+# The instance that owns the source queue table: its Celery queue gets the run's task.
+NODE = "resend-node"
+QUEUE = instance_queue(NODE)
+
+
 def _sent(broker, run_id: int) -> list[bytes]:
-    """The propagation_run task messages for ``run_id`` waiting in the broker."""
-    queue = django_settings.AQ_PROPAGATION["QUEUE"]
+    """The propagation_run task messages for ``run_id`` waiting in the owner's queue."""
+    queue = QUEUE
     return [
         raw
         for raw in broker.lrange(queue, 0, -1)
@@ -42,6 +49,9 @@ def _sent(broker, run_id: int) -> list[bytes]:
 
 @pytest.fixture
 def prop(admin_user, mc_table, sc_table, make_queue):
+    # An instance up (a worker's beat, as jobs.services.worker_heartbeat records it): the
+    # source queue table's owner, which dispatch sends to.
+    instance_heartbeat(name=NODE, host="localhost", worker=f"w@{NODE}")
     return services.propagation_create(
         user=admin_user,
         name="P",
@@ -59,7 +69,7 @@ def test_a_queued_run_is_sent_again_once_per_resend_interval(prop, broker, setti
         assert services.propagation_reap()["resent"] == 0  # sent just now
         # The broker lost it: wind the clock of its last send back past RESEND_S.
         for raw in before:
-            broker.lrem(django_settings.AQ_PROPAGATION["QUEUE"], 0, raw)
+            broker.lrem(QUEUE, 0, raw)
         PropagationRun.objects.filter(pk=run_id).update(
             sent_at=timezone.now() - timedelta(seconds=31)
         )
@@ -70,7 +80,7 @@ def test_a_queued_run_is_sent_again_once_per_resend_interval(prop, broker, setti
         assert run.state == "QUEUED" and run.sent_at > timezone.now() - timedelta(seconds=5)
     finally:
         for raw in _sent(broker, run_id):
-            broker.lrem(django_settings.AQ_PROPAGATION["QUEUE"], 0, raw)
+            broker.lrem(QUEUE, 0, raw)
 
 
 def test_claimed_runs_and_runs_without_a_task_are_not_sent(prop, broker, settings):
