@@ -31,7 +31,12 @@ def live_instance_ids() -> list[int]:
     )
 
 
-def instance_queue(name: str) -> str:
-    """The Celery queue of instance ``name``: its workers consume it, and work bound to a queue
-    table it owns is sent there. Lower case, as instance names compare case-insensitively."""
-    return f"aq.inst.{name.strip().lower()}"
+INSTANCE_QUEUE_PREFIX = "aq.inst."
+
+
+def instance_queue(name: str, queue: str) -> str:
+    """Instance ``name``'s copy of the Celery queue ``queue``: the workers of that instance that
+    consume ``queue`` consume it too, and work of that kind bound to a queue table the instance
+    owns is sent there (a propagation run reaches a propagation worker, never the worker that
+    runs beat's short tasks). Lower case, as instance names compare case-insensitively."""
+    return f"{INSTANCE_QUEUE_PREFIX}{name.strip().lower()}.{queue}"

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.db.models import Case, CharField, F, Q, Value, When
@@ -751,7 +752,9 @@ def _live_owner_name(queue_table: str) -> Case:
 def _send_run(run_id: int, instance: str) -> None:
     from jobs.tasks import propagation_run
 
-    propagation_run.apply_async((run_id,), queue=instance_queue(instance))
+    propagation_run.apply_async(
+        (run_id,), queue=instance_queue(instance, settings.AQ_PROPAGATION["QUEUE"])
+    )
 
 
 def _resend_moved() -> int:

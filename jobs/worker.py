@@ -21,11 +21,14 @@ log = logging.getLogger(__name__)
 
 @celeryd_after_setup.connect
 def _consume_instance_queue(sender: str, instance: Any, **_: Any) -> None:
-    """Every worker also consumes its instance's own queue, whatever its -Q list: work bound to
-    a queue table is sent to the queue of the instance that owns it."""
-    from instances.selectors import instance_queue
+    """Each worker also consumes its instance's copy of each queue of its -Q list: work bound to
+    a queue table is sent to the copy of the instance that owns it."""
+    from instances.selectors import INSTANCE_QUEUE_PREFIX, instance_queue
 
-    instance.app.amqp.queues.select_add(instance_queue(settings.AQ_INSTANCE_NAME))
+    queues = instance.app.amqp.queues
+    for name in list(queues.consume_from):
+        if not name.startswith(INSTANCE_QUEUE_PREFIX) and not name.endswith(".dq2"):
+            queues.select_add(instance_queue(settings.AQ_INSTANCE_NAME, name))
 
 
 @worker_shutting_down.connect

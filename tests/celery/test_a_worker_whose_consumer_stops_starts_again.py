@@ -27,7 +27,7 @@ def test_a_stuck_consumer_restarts_its_worker_in_place_and_a_healthy_one_is_left
     w = celery_procs.worker_on("wd1", "celery", concurrency=2)
     first = w.wait_registered()
     # Its direct queue (the probes') is not listed as work; its instance's queue is.
-    assert first.queues == sorted(["celery", instance_queue(settings.AQ_INSTANCE_NAME)])
+    assert first.queues == sorted(["celery", instance_queue(settings.AQ_INSTANCE_NAME, "celery")])
 
     # Healthy: probes are answered, so it runs on well past the stall limit.
     time.sleep(STALL_S * 2)

@@ -22,7 +22,14 @@ def test_a_worker_reports_its_queues_and_is_marked_stopped_after_it_is_killed(ce
     row = w.wait_registered()
     # Its instance's own queue too (jobs/worker.py adds it), and its instance (AQ_INSTANCE_NAME).
     assert row.queues == sorted(
-        ["celery", "propagation", instance_queue(django_settings.AQ_INSTANCE_NAME)]
+        [
+            "celery",
+            "propagation",
+            *(
+                instance_queue(django_settings.AQ_INSTANCE_NAME, q)
+                for q in ("celery", "propagation")
+            ),
+        ]
     )
     assert row.instance == django_settings.AQ_INSTANCE_NAME
     assert (row.pool, row.concurrency) == ("thread", 3)

@@ -18,7 +18,7 @@ def test_the_workers_api_and_page_show_each_workers_instance(monitor_api, monito
         services.worker_heartbeat(
             hostname=hostname,
             pid=1,
-            queues=["propagation", "aq.inst.node7"],
+            queues=["propagation", "aq.inst.node7.propagation"],
             pool="threads",
             concurrency=1,
             active=[],

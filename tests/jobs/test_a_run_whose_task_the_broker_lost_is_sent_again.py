@@ -34,7 +34,7 @@ def broker() -> Iterator[object]:
 
 # The instance that owns the source queue table: its Celery queue gets the run's task.
 NODE = "resend-node"
-QUEUE = instance_queue(NODE)
+QUEUE = instance_queue(NODE, "propagation")
 
 
 def _sent(broker, run_id: int) -> list[bytes]:
