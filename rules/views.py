@@ -74,10 +74,13 @@ def condition_check(request: HttpRequest) -> HttpResponse:
 
 def rule_add(request: HttpRequest) -> HttpResponse:
     require(request, Capability.CONFIGURE)
-    form = RuleForm(
-        request.POST or None,
-        initial={"evaluation_context": services.aq_message_evaluation_context()},
+    # Only the blank form needs the default context: a refused POST writes nothing at all.
+    initial = (
+        {}
+        if request.method == "POST"
+        else {"evaluation_context": services.aq_message_evaluation_context()}
     )
+    form = RuleForm(request.POST or None, initial=initial)
     return form_page(
         request,
         form,
