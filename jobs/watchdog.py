@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any
 
-from celery.signals import task_received
+from celery.signals import celeryd_after_setup, task_received
 from celery.utils.nodenames import worker_direct
 
 log = logging.getLogger(__name__)
@@ -31,6 +31,16 @@ PROBE_TASK = "jobs.tasks.worker_probe"
 
 _seen_lock = threading.Lock()
 _last_seen: float | None = None
+# Set in a process the `celery worker` command started (celeryd_after_setup is sent by it, not by
+# a worker embedded in another program, as the tests' start_worker): only such a process may
+# execute itself again. Re-executing pytest would start the whole test session over.
+_cli_worker = False
+
+
+@celeryd_after_setup.connect
+def _note_cli_worker(**_: Any) -> None:
+    global _cli_worker
+    _cli_worker = True
 
 
 @task_received.connect
@@ -106,8 +116,18 @@ class ConsumerWatchdog:
         return len(self.pending) >= 3 and now - self.pending[0] >= self.stall_s
 
     def restart(self) -> None:
-        """Execute this worker process again in place, after stopping a prefork pool's children."""
+        """Execute this worker process again in place, after stopping a prefork pool's children
+        (only a process the `celery worker` command started; elsewhere it says so and no more)."""
         waited = self.clock() - self.pending[0] if self.pending else 0.0
+        if not _cli_worker:
+            log.error(
+                "worker %s took no message from the broker for %.0f s; it is embedded in "
+                "another program, which is left running",
+                self.worker.hostname,
+                waited,
+            )
+            self.pending.clear()
+            return
         log.critical(
             "worker %s took no message from the broker for %.0f s while the broker accepted "
             "%d probes: its consumer is stuck; the worker process starts again",

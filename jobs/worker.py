@@ -16,6 +16,8 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
+from jobs import watchdog  # noqa: F401  (connects its signal handlers before the worker starts)
+
 log = logging.getLogger(__name__)
 
 
@@ -61,10 +63,16 @@ class HeartbeatStep(bootsteps.StartStopStep):
             self._thread.join(timeout=5)
         self._beat(stopping=True)
 
+    def _worker_running(self) -> bool:
+        # A worker embedded in another program (the tests' start_worker) may end without calling
+        # its steps' stop: its blueprint's state says it is over.
+        state = getattr(getattr(self.worker, "blueprint", None), "state", None)
+        return state not in (bootsteps.CLOSE, bootsteps.TERMINATE)
+
     def _loop(self) -> None:
-        while not self._stop.is_set():
+        while not self._stop.is_set() and self._worker_running():
             self._beat()
-            if self._watchdog.check() and not self._stop.is_set():
+            if self._watchdog.check() and not self._stop.is_set() and self._worker_running():
                 self._watchdog.restart()
             self._stop.wait(settings.AQ_WORKER_HEARTBEAT_S)
 

@@ -55,3 +55,28 @@ def test_a_stuck_consumer_restarts_its_worker_in_place_and_a_healthy_one_is_left
         return {"celery", f"{w.hostname}.dq2"} <= names
 
     assert wait_for(consumes, 15, interval=0.3), w.log()[-3000:]
+
+
+def test_a_worker_embedded_in_another_program_never_executes_that_program_again():
+    """The tests' own in-process worker (celery.contrib.testing's start_worker) has the watchdog
+    too: once, after that worker stopped, its probes went unanswered and the watchdog executed
+    pytest again from the start in the middle of a run. Only a `celery worker` process may
+    start again; here the watchdog says so and leaves the program running."""
+    import threading
+    from types import SimpleNamespace
+
+    from celery.contrib.testing.worker import start_worker
+
+    from jobs.watchdog import ConsumerWatchdog
+
+    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+        assert any(t.name == "aq-heartbeat" for t in threading.enumerate())
+    # Its heartbeat thread (and watchdog) ends with it.
+    assert wait_for(lambda: not any(t.name == "aq-heartbeat" for t in threading.enumerate()), 10)
+
+    dog = ConsumerWatchdog(
+        SimpleNamespace(hostname="embedded@test", app=app, concurrency=1, pool=None), stall_s=0
+    )
+    dog.pending = [0.0, 0.0, 0.0]
+    dog.restart()  # would be os.execv of pytest itself
+    assert dog.pending == []
