@@ -843,7 +843,6 @@ def propagation_reap(*, now: datetime | None = None) -> dict[str, int]:
                 f"{cfg['QUEUED_TIMEOUT_S']:.0f} s (worker busy or message lost); dispatched again.",
             )
             lost += 1
-    from django.conf import settings
 
     silent = now - timedelta(seconds=3 * settings.AQ_WORKER_HEARTBEAT_S)
     gone = Worker.objects.filter(last_seen__lt=silent, stopped_at__isnull=True).update(
