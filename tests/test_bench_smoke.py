@@ -331,9 +331,13 @@ def test_the_rules_suite_prints_every_python_key_from_real_evaluations(capsys) -
 @LIVE
 @pytest.mark.spark
 def test_the_propagation_suite_moves_every_message_through_a_real_worker_and_cleans_up() -> None:
+    from instances.services import instance_heartbeat
     from jobs.models import Propagation, SparkJob, Worker
     from rules.models import RuleSet
 
+    # Another instance is up on this database (a console's worker under another name): the
+    # suite's queue tables must still be owned by the instance of the worker it measures.
+    instance_heartbeat(name="bench-smoke-other-node", host="elsewhere", worker="w1@elsewhere")
     # spark_bulk runs a real Spark job (local[*]) through the worker: 2,000 messages here.
     result, progress = run_bench("propagation", "--json", "--scale", str(SCALE))
 

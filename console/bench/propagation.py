@@ -168,6 +168,8 @@ class WorkerProcess:
             "DATABASE_URL": database_url(),
             "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
             "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "console.settings"),
+            # This process's instance: the suite makes it the owner of its queue tables.
+            "AQ_INSTANCE_NAME": settings.AQ_INSTANCE_NAME,
         }
         if var_dir is not None:
             env["AQ_VAR_DIR"] = str(var_dir)
@@ -724,6 +726,33 @@ def _vacuum(conninfo: str) -> float:
     return time.perf_counter() - t0
 
 
+def _own_tables(tables: list[Any], worker: WorkerProcess) -> None:
+    """Make the worker's instance (this process's) the primary of the suite's queue tables once
+    it is up, so it owns them: a run's claim requires its worker's instance to own the source
+    queue table, and without a primary any other live instance on this database (a console's
+    worker under another name) could own them and the runs would wait for it."""
+    from django.conf import settings
+    from django.db.models.functions import Now
+
+    from instances.models import Instance
+    from queues import services as qs
+
+    name = settings.AQ_INSTANCE_NAME
+    _wait(
+        lambda: Instance.objects.filter(name__iexact=name, alive_until__gt=Now()).exists(),
+        START_TIMEOUT_S,
+        f"the worker's instance {name} to report",
+        worker.check,
+        every=0.1,
+    )
+    for t in tables:
+        t = qs.queue_table_update(user=None, queue_table=t, primary_instance=name)
+        if t.owner_instance is None or t.owner_instance.name.lower() != name.lower():
+            raise BenchError(
+                f"Instance {name} is up but does not own {t.name}: {t.owner_instance}."
+            )
+
+
 def _runs_ended(propagation_ids: list[int], worker: WorkerProcess, timeout: float) -> None:
     from jobs.models import PropagationRun
 
@@ -1259,6 +1288,7 @@ def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict
         var_dir = private_var_dir(prefix)
         worker = WorkerProcess(celery_queue, prefix.lower(), var_dir)
         hostname = worker.hostname
+        _own_tables(topo.tables, worker)
         dispatcher = Dispatcher(celery_queue, settings.AQ_DISPATCH_INTERVAL_S)
         dispatcher.start()
         monitor = Monitor(settings.AQ_MONITOR_INTERVAL_S)
