@@ -34,6 +34,11 @@ def _ns(namespace: str) -> Match:
     return lambda ns, name: ns == namespace
 
 
+def _in(namespace: str, part: str) -> Match:
+    """The pages of ``namespace`` whose URL name holds ``part`` (``agent_list``, ``agent_add``)."""
+    return lambda ns, name: ns == namespace and part in name
+
+
 MENUS: tuple[Menu, ...] = (
     Menu(
         "Queues",
@@ -54,9 +59,7 @@ MENUS: tuple[Menu, ...] = (
                 ),
             ),
             Link("Parallel queues", "parallel:logicalqueue_list", _ns("parallel")),
-            Link(
-                "Agents", "queues:agent_list", lambda ns, name: ns == "queues" and "agent_" in name
-            ),
+            Link("Agents", "queues:agent_list", _in("queues", "agent_")),
             Link("Privileges", "queues:privilege_list", lambda ns, name: "privilege_" in name),
         ),
     ),
@@ -81,7 +84,7 @@ MENUS: tuple[Menu, ...] = (
                 lambda ns, name: ns == "jobs" and "worker" not in name,
             ),
             Link("Spark jobs", "spark:job_list", _ns("spark")),
-            Link("Workers", "jobs:worker_list", lambda ns, name: ns == "jobs" and "worker" in name),
+            Link("Workers", "jobs:worker_list", _in("jobs", "worker")),
             # Database links are where propagations go to another site.
             Link("Sites", "sites:link_list", _ns("sites")),
         ),
@@ -90,26 +93,10 @@ MENUS: tuple[Menu, ...] = (
         "Gateway",
         (
             Link("Gateway", "gateway_home", lambda ns, name: name == "gateway_home"),
-            Link(
-                "Gateway agents",
-                "gateway:agent_list",
-                lambda ns, name: ns == "gateway" and "agent" in name,
-            ),
-            Link(
-                "Gateway links",
-                "gateway:link_list",
-                lambda ns, name: ns == "gateway" and "link" in name,
-            ),
-            Link(
-                "Foreign queues",
-                "gateway:foreignqueue_list",
-                lambda ns, name: ns == "gateway" and "foreignqueue" in name,
-            ),
-            Link(
-                "Gateway jobs",
-                "gateway:job_list",
-                lambda ns, name: ns == "gateway" and "job" in name,
-            ),
+            Link("Gateway agents", "gateway:agent_list", _in("gateway", "agent")),
+            Link("Gateway links", "gateway:link_list", _in("gateway", "link")),
+            Link("Foreign queues", "gateway:foreignqueue_list", _in("gateway", "foreignqueue")),
+            Link("Gateway jobs", "gateway:job_list", _in("gateway", "job")),
         ),
     ),
     Menu(
