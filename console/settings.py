@@ -236,7 +236,7 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-DJANGO_TABLES2_TEMPLATE = "django_tables2/bootstrap5.html"
+DJANGO_TABLES2_TEMPLATE = "core/tables2.html"
 
 # Celery: the embedded default is a filesystem broker, so a fresh machine needs no server.
 _broker_dir = VAR_DIR / "broker"

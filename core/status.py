@@ -13,6 +13,8 @@ from typing import Any
 
 import django_tables2 as tables
 from django.db import models
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 from rest_framework import serializers, viewsets
 
 
@@ -56,6 +58,14 @@ class OracleViewTable(tables.Table):
             bound.column.verbose_name = bound.name.upper()
 
 
+class WrappedColumn(tables.Column):
+    """A free-text or JSON column (a comment, an error, a rule condition): its text wraps at a
+    readable width instead of stretching the table into one very wide line."""
+
+    def render(self, value: Any) -> SafeString:
+        return format_html('<div class="aq-wrap">{}</div>', value)
+
+
 @cache
 def table_class(name: str) -> type[tables.Table]:
     view = REGISTRY[name]
@@ -65,10 +75,16 @@ def table_class(name: str) -> type[tables.Table]:
         {
             "model": view.model,
             "fields": tuple(view.columns),
+            "sequence": tuple(view.columns),
             "attrs": {"class": "table table-sm table-hover align-middle"},
         },
     )
-    return type(f"{view.model.__name__}Table", (OracleViewTable,), {"Meta": meta})
+    wrapped = {
+        column: WrappedColumn()
+        for column in view.columns
+        if isinstance(view.model._meta.get_field(column), models.TextField | models.JSONField)
+    }
+    return type(f"{view.model.__name__}Table", (OracleViewTable,), {"Meta": meta, **wrapped})
 
 
 @cache

@@ -27,3 +27,12 @@ def htmx_submit(page, button, path_part: str) -> None:  # type: ignore[no-untype
     page.wait_for_function(
         "() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')"
     )
+
+
+def nav(page, menu: str, item: str) -> None:  # type: ignore[no-untyped-def]
+    """Follow a link of the navigation bar: open its menu (``"Queues"``), click its item
+    (``"Queue tables"``) by its accessible name, as a person would."""
+    group = page.locator(f'#nav-menus details[data-menu="{menu.lower()}"]')
+    if not group.evaluate("menu => menu.open"):
+        group.locator("summary").click()
+    group.get_by_role("link", name=item, exact=True).click()

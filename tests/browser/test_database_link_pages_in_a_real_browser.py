@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings
 from playwright.sync_api import expect
 
-from tests.browser.helpers import shot
+from tests.browser.helpers import nav, shot
 from tests.sites.helpers import SITE_B, SITE_PASSWORD, SITE_USER
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -23,7 +23,7 @@ def test_a_database_link_from_the_pages(page, live_server, login, admin_user, si
     # page on a 1280-pixel screen (it wraps its links instead).
     page.set_viewport_size({"width": 1280, "height": 800})
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
-    page.get_by_role("link", name="Sites", exact=True).click()
+    nav(page, "Propagation", "Sites")
     page.get_by_role("link", name="Add", exact=True).click()
     page.get_by_label("Name", exact=True).fill("SITE_B")
     page.get_by_label("Host", exact=True).fill("127.0.0.1")

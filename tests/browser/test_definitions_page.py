@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.helpers import shot
+from tests.browser.helpers import nav, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -20,7 +20,7 @@ def test_export_then_import_a_changed_document_from_the_page(
     from queues.models import Queue
 
     login(page, "alice", "pw-alice")
-    page.get_by_role("link", name="Definitions", exact=True).click()
+    nav(page, "Admin", "Definitions")
     with page.expect_download() as download:
         page.locator("#export-encrypted").click()
     doc = json.loads(Path(download.value.path()).read_text())

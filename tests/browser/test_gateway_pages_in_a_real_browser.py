@@ -11,7 +11,7 @@ import shutil
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.helpers import artifact_path, shot
+from tests.browser.helpers import artifact_path, nav, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -33,7 +33,7 @@ def test_a_link_a_foreign_queue_and_a_job_from_the_pages(
     qs.queue_create(user=admin_user, name="ORDERS", queue_table=qt)
 
     login(page, "alice", "pw-alice")
-    page.get_by_role("link", name="Gateway", exact=True).click()
+    nav(page, "Gateway", "Gateway")
     expect(page.locator("#agent-overview")).to_contain_text("DEFAULT_AGENT")
     _shot(page, "gateway_dashboard")
 
@@ -124,7 +124,7 @@ def test_an_agent_over_its_memory_limit_is_flagged_and_no_error_shows_as_none(
     expect(page.locator("#agent-last-error")).to_have_text("none")
     expect(page.locator("#agent-last-error .text-danger")).to_have_count(0)
 
-    page.get_by_role("link", name="Gateway", exact=True).click()
+    nav(page, "Gateway", "Gateway")
     expect(page.locator(f"[data-over-memory={agent.name}]")).to_be_visible()
 
     Agent.objects.filter(pk=agent.pk).update(memory_mb=40.0)

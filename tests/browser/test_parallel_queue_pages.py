@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.helpers import shot
+from tests.browser.helpers import nav, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -21,7 +21,7 @@ def test_admin_creates_reads_annotates_and_rebuilds_a_logical_queue(
     for name in ("n1", "n2", "n3"):
         instance_heartbeat(name=name, host=f"h-{name}", worker=f"w@{name}")
     login(page, "alice", "pw-alice")
-    page.get_by_role("link", name="Parallel queues").click()
+    nav(page, "Queues", "Parallel queues")
     expect(page.get_by_role("heading", name="Parallel queues")).to_be_visible()
     page.get_by_role("link", name="Add", exact=True).click()
     page.get_by_label("Name").fill("ORDERS")
@@ -33,7 +33,8 @@ def test_admin_creates_reads_annotates_and_rebuilds_a_logical_queue(
     page.get_by_label("Partitions").fill("3")
     page.get_by_role("button", name="Save").click()
     expect(page.get_by_role("heading", name="Logical queue ORDERS")).to_be_visible()
-    expect(page.locator(".navbar .nav-link.active")).to_have_text(["Parallel queues"])
+    expect(page.locator(".navbar .nav-link.active")).to_have_text(["Queues"])
+    expect(page.locator(".navbar .dropdown-item.active")).to_have_text(["Parallel queues"])
     rows = page.locator("#balance tbody tr")
     expect(rows).to_have_count(3)
     expect(rows.nth(1)).to_contain_text("ORDERS_P2")

@@ -13,7 +13,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.helpers import htmx_submit, shot
+from tests.browser.helpers import htmx_submit, nav, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -32,7 +32,7 @@ def test_admin_creates_queue_enqueues_browses_and_dequeues(
     shot(page, "02-dashboard")
 
     # A queue table through its form.
-    page.get_by_role("link", name="Queue tables").click()
+    nav(page, "Queues", "Queue tables")
     expect(page.get_by_role("heading", name="Queue tables")).to_be_visible()
     page.get_by_role("link", name="Add", exact=True).click()
     expect(page.get_by_role("heading", name="New queue table")).to_be_visible()
@@ -59,7 +59,7 @@ def test_admin_creates_queue_enqueues_browses_and_dequeues(
     assert queue.queue_table_id == qt.pk
 
     # The queue list shows it; open it from there.
-    page.get_by_role("link", name="Queues", exact=True).click()
+    nav(page, "Queues", "Queues")
     expect(page.get_by_role("heading", name="Queues")).to_be_visible()
     shot(page, "06-queue-list")
     page.locator("#object-table").get_by_role("link", name="Q_BROWSER", exact=True).click()
@@ -130,7 +130,7 @@ def test_admin_creates_queue_enqueues_browses_and_dequeues(
     expect(page.locator("#dequeue-result")).to_contain_text("No message.")
 
     # The change log lists the changes just made, newest first, by alice.
-    page.get_by_role("link", name="Change log").click()
+    nav(page, "Status", "Change log")
     expect(page.get_by_role("heading", name="Change log")).to_be_visible()
     table = page.locator("#object-table")
     for verb, obj in (("queue_table_create", "QT_BROWSER"), ("queue_create", "Q_BROWSER")):

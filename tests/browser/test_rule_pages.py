@@ -13,7 +13,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.helpers import htmx_submit, shot
+from tests.browser.helpers import htmx_submit, nav, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -46,7 +46,7 @@ def test_admin_writes_a_rule_puts_it_in_a_set_and_tests_messages(
     login(page, "alice", "pw-alice")
 
     # A rule through its form, the condition checked as it is typed.
-    page.locator("nav").get_by_role("link", name="Rules", exact=True).click()
+    nav(page, "Rules", "Rules")
     expect(page.get_by_role("heading", name="Rules")).to_be_visible()
     page.get_by_role("link", name="Add", exact=True).click()
     expect(page.get_by_role("heading", name="New rule")).to_be_visible()
@@ -76,7 +76,7 @@ def test_admin_writes_a_rule_puts_it_in_a_set_and_tests_messages(
     shot(page, "rules-03-rule-detail")
 
     # A rule set, then the rule added to it.
-    page.locator("nav").get_by_role("link", name="Rule sets").click()
+    nav(page, "Rules", "Rule sets")
     expect(page.get_by_role("heading", name="Rule sets")).to_be_visible()
     page.get_by_role("link", name="Add", exact=True).click()
     expect(page.get_by_role("heading", name="New rule set")).to_be_visible()
@@ -126,13 +126,13 @@ def test_admin_writes_a_rule_puts_it_in_a_set_and_tests_messages(
     shot(page, "rules-06-ruleset-test-bad-json")
 
     # The lists and the status view show what was made.
-    page.locator("nav").get_by_role("link", name="Rules", exact=True).click()
+    nav(page, "Rules", "Rules")
     expect(page.locator("#object-table")).to_contain_text("HR_ROWS")
     shot(page, "rules-07-rule-list")
-    page.locator("nav").get_by_role("link", name="Rule sets").click()
+    nav(page, "Rules", "Rule sets")
     expect(page.locator("#object-table")).to_contain_text("APPLY_HR")
     shot(page, "rules-08-ruleset-list")
-    page.locator("nav").get_by_role("link", name="Contexts").click()
+    nav(page, "Rules", "Contexts")
     expect(page.locator("#object-table")).to_contain_text("STREAMS$_EVALUATION_CONTEXT")
     shot(page, "rules-09-context-list")
     page.goto(f"{live_server.url}/status/?view=dba_rule_set_rules")

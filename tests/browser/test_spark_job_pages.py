@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.helpers import artifact_path, shot
+from tests.browser.helpers import artifact_path, nav, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -94,7 +94,7 @@ def test_an_operator_submits_a_dry_run_sees_it_listed_and_cancels_it(
     )
 
     login(page, "oscar", "pw-oscar")
-    page.get_by_role("link", name="Spark jobs").click()
+    nav(page, "Propagation", "Spark jobs")
     expect(page.get_by_role("heading", name="Spark jobs")).to_be_visible()
     assert page.url == f"{live_server.url}/spark/"
     expect(page.locator("tr[data-spark-job]")).to_have_count(1)

@@ -16,7 +16,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.helpers import htmx_submit, shot
+from tests.browser.helpers import htmx_submit, nav, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -35,7 +35,7 @@ def test_admin_sets_up_a_queue_and_dequeues_it_group_by_group(
     hr = User.objects.create_user(username="hr", password="pw-hr")
     login(page, "alice", "pw-alice")
 
-    page.get_by_role("link", name="Queues", exact=True).click()
+    nav(page, "Queues", "Queues")
     expect(page.get_by_role("heading", name="Queues")).to_be_visible()
     page.get_by_role("link", name="Set up queue").click()
     expect(page.get_by_role("heading", name="Set up queue")).to_be_visible()

@@ -149,18 +149,19 @@ def test_every_page_renders(page, live_server, login, topology, page_problems):
         no_sideways_scroll(page)
         shot(page, name)
 
-    # The bar marks the section at hand.
-    for path, section in (
-        (orders.get_absolute_url(), "Queues"),
-        (qt.get_absolute_url(), "Queue tables"),
-        ("/queues/agents/add/", "Agents"),
-        ("/queues/privileges/", "Privileges"),
-        ("/queues/status/", "Status views"),
-        ("/changelog/", "Change log"),
-        ("/rules/", "Rules"),
+    # The bar marks the section at hand: its menu and, inside it, its link.
+    for path, menu, section in (
+        (orders.get_absolute_url(), "Queues", "Queues"),
+        (qt.get_absolute_url(), "Queues", "Queue tables"),
+        ("/queues/agents/add/", "Queues", "Agents"),
+        ("/queues/privileges/", "Queues", "Privileges"),
+        ("/queues/status/", "Status", "Status views"),
+        ("/changelog/", "Status", "Change log"),
+        ("/rules/", "Rules", "Rules"),
     ):
         page.goto(f"{live_server.url}{path}")
-        expect(page.locator(".navbar .nav-link.active")).to_have_text([section])
+        expect(page.locator(".navbar .nav-link.active")).to_have_text([menu])
+        expect(page.locator(".navbar .dropdown-item.active")).to_have_text([section])
 
     # The queue page: the payload column is in sight (not scrolled off to the right) and shows
     # the messages formatted; paging works.
