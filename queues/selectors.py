@@ -234,3 +234,46 @@ def tag_hex(tag: bytes | memoryview | str | None) -> str | None:
     if isinstance(tag, str):
         return tag.upper()
     return bytes(tag).hex().upper() or None
+
+
+# --- where the queue monitor's timers run (queues.tasks) -----------------------------------------
+
+_MONITOR_PLACES_SQL = """
+SELECT t.id, lower(i.name),
+       EXISTS (SELECT 1 FROM jobs_worker w
+               WHERE w.stopped_at IS NULL AND w.last_seen > now() - make_interval(secs => %s)
+               AND w.queues ? ('aq.inst.' || lower(i.name) || '.' || %s))
+FROM queues_queuetable t
+LEFT JOIN aq_instance i ON i.inst_id = t.owner_instance_id AND i.alive_until > now()
+ORDER BY t.id
+"""
+
+
+def monitor_places(here: str, queue: str) -> tuple[list[int], dict[str, list[int]]]:
+    """Where each queue table's timers run: ``(here_ids, {instance: ids})``. A queue table's
+    timers run on its owner instance, through the owner's copy of the monitor's Celery
+    ``queue``; those of tables owned by ``here``, with no live owner, or whose owner has no
+    live worker on that queue (nobody else would run them) run ``here``."""
+    from django.db import connection
+
+    here = here.lower()
+    local: list[int] = []
+    remote: dict[str, list[int]] = {}
+    stale_s = 3 * settings.AQ_WORKER_HEARTBEAT_S
+    with connection.cursor() as cur:
+        cur.execute(_MONITOR_PLACES_SQL, [stale_s, queue.lower()])
+        for table_id, owner, served in cur.fetchall():
+            if owner is None or owner == here or not served:
+                local.append(table_id)
+            else:
+                remote.setdefault(owner, []).append(table_id)
+    return local, remote
+
+
+def owned_queue_table_ids(instance: str) -> list[int]:
+    """The queue tables whose owner is ``instance`` (up or not: the caller runs on it)."""
+    return list(
+        QueueTable.objects.filter(owner_instance__name__iexact=instance)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )

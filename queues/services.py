@@ -1096,9 +1096,10 @@ def exception_queue_replay(*, user: User, queue: Queue, ids: Sequence[int] | Non
 
 
 @transaction.atomic
-def queue_monitor_run() -> engine.MonitorReport:
-    """One pass of the queue monitor (delays, expirations, leases, retention)."""
-    return engine.monitor_run(raw_connection())
+def queue_monitor_run(*, tables: Sequence[int] | None = None) -> engine.MonitorReport:
+    """One pass of the queue monitor (delays, expirations, leases, retention, spilling) over
+    the messages of ``tables`` (queue table ids; None: every queue table)."""
+    return engine.monitor_run(raw_connection(), tables=tables)
 
 
 def queue_storage_vacuum() -> list[engine.Bloat]:

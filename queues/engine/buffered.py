@@ -381,7 +381,7 @@ _SPILL_CANDIDATES = """b AS (
            sum(octet_length(m.payload::text)) OVER (PARTITION BY m.queue_id
                                                     ORDER BY m.id DESC) AS newer_bytes
     FROM aq_message m
-    WHERE m.in_buffer AND m.state IN ('READY', 'WAITING')
+    WHERE m.in_buffer AND m.state IN ('READY', 'WAITING'){only}
 ),
 cand AS (
     SELECT b.id FROM b
@@ -420,14 +420,22 @@ def _move_sql(conn: psycopg.Connection, candidates: str, *, count_spills: bool) 
     )
 
 
-def spill(conn: psycopg.Connection, *, limit: int = 10_000) -> int:
-    """Move buffered messages to logged storage: those older than ``POOL.spill_after_s`` and,
-    per queue, the oldest beyond the queue's share of the pool (they stay BUFFERED, now
-    SPILLED). Returns how many were spilled."""
+def spill(
+    conn: psycopg.Connection, *, limit: int = 10_000, tables: Sequence[int] | None = None
+) -> int:
+    """Move buffered messages of ``tables`` (queue table ids; None: all) to logged storage:
+    those older than ``POOL.spill_after_s`` and, per queue, the oldest beyond the queue's share
+    of the pool (they stay BUFFERED, now SPILLED). Returns how many were spilled."""
     nqueues = conn.execute("SELECT count(DISTINCT queue_id) FROM aq_buffer_stat").fetchone()[0]
+    only = "" if tables is None else " AND m.queue_table_id = ANY(%(tables)s)"
     (spilled,) = conn.execute(
-        _move_sql(conn, _SPILL_CANDIDATES, count_spills=True),
-        {"age": POOL.spill_after_s, "share": POOL.share(int(nqueues)), "n": limit},
+        _move_sql(conn, _SPILL_CANDIDATES.replace("{only}", only), count_spills=True),
+        {
+            "age": POOL.spill_after_s,
+            "share": POOL.share(int(nqueues)),
+            "n": limit,
+            "tables": list(tables) if tables is not None else None,
+        },
     ).fetchone()
     if spilled:
         with _usage_lock:

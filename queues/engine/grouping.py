@@ -342,13 +342,21 @@ def annotate(
     return out
 
 
-def expire_leases(conn: psycopg.Connection, *, limit: int = 10_000) -> int:
-    """The queue monitor's clean-up of leases that ran out (a lease no row points at any more)."""
+def expire_leases(
+    conn: psycopg.Connection, *, limit: int = 10_000, tables: Sequence[int] | None = None
+) -> int:
+    """The queue monitor's clean-up of leases that ran out (a lease no row points at any more),
+    of the queues of ``tables`` (queue table ids; None: all)."""
+    only = (
+        ""
+        if tables is None
+        else " AND queue_id IN (SELECT id FROM queues_queue WHERE queue_table_id = ANY(%(tables)s))"
+    )
     return conn.execute(
-        """
+        f"""
         DELETE FROM aq_message_group WHERE id IN (
-            SELECT id FROM aq_message_group WHERE leased_until <= now()
-            LIMIT %s FOR UPDATE SKIP LOCKED)
+            SELECT id FROM aq_message_group WHERE leased_until <= now(){only}
+            LIMIT %(n)s FOR UPDATE SKIP LOCKED)
         """,
-        (limit,),
+        {"n": limit, "tables": list(tables) if tables is not None else None},
     ).rowcount
