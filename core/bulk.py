@@ -113,10 +113,9 @@ def bulk_check(
     if not allowed:
         raise Forbidden("Your role does not allow this.")
     if not isinstance(action, str) or action not in registry.actions:
-        raise DomainError(
-            f"Unknown action {str(action)[:40]!r}; one of: {', '.join(registry.actions)}.",
-            field="action",
-        )
+        known = ", ".join(registry.actions)
+        said = "No action given" if action in (None, "") else f"Unknown action {str(action)[:40]!r}"
+        raise DomainError(f"{said}; one of: {known}.", field="action")
     if action not in allowed:
         raise Forbidden("Your role does not allow this.")
     wanted = _parse_ids(ids, noun=registry.noun)
