@@ -230,7 +230,9 @@ def bulk_page(request: HttpRequest, *, registry: BulkActions) -> HttpResponse:
         if exc.status_code == 403:
             raise PermissionDenied(exc.message) from exc
         ctx.update(title=f"Bulk action on {registry.plural}", error=exc)
-        return render(request, "core/bulk_confirm.html", ctx, status=400)
+        # An HTMX confirm (the objects changed meanwhile) swaps the error into the page.
+        template = "core/_bulk_confirm.html" if request.htmx else "core/bulk_confirm.html"
+        return render(request, template, ctx, status=400)
     if request.method == "POST":
         ctx.update(
             action=registry.actions[str(action)],

@@ -124,3 +124,18 @@ def test_bad_input_is_a_400_page_naming_the_field(operator_client, three, query,
 
     assert response.status_code == 400
     assert said in response.content.decode()
+
+
+def test_an_htmx_confirm_for_a_queue_gone_meanwhile_gets_the_error_alone(operator_client, three):
+    gone = three[1].pk
+    qs.queue_delete(user=None, queue=three[1])  # by someone else, after the confirmation page
+
+    response = operator_client.post(
+        BULK, {"action": "stop", "ids": [three[0].pk, gone]}, headers={"HX-Request": "true"}
+    )
+
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "<html" not in html
+    assert f"ids: No queue with id {gone}." in html
+    assert not Queue.objects.filter(enqueue_enabled=False, kind=QueueKind.NORMAL).exists()
