@@ -13,9 +13,13 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 from django_filters.views import FilterView
-from django_tables2 import SingleTableMixin
+from django_tables2 import Column, SingleTableMixin
 
+from core.bulk import BulkActions, bulk_check, bulk_run, outcome_counts
 from core.choices import Capability
 from core.exceptions import DomainError, DomainErrors
 from core.roles import user_can
@@ -60,6 +64,30 @@ class BoundedPaginator(Paginator):
         )
 
 
+class BulkSelectColumn(Column):
+    """The tick box of a row for the list's bulk actions; the header's box ticks the page.
+    The boxes belong to the action bar's form (``form=``), which sits outside the table, since
+    the table replaces itself when it polls (static/console/bulk.js keeps what is ticked)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            empty_values=(),
+            orderable=False,
+            verbose_name=mark_safe(
+                '<input type="checkbox" class="form-check-input aq-bulk-all" '
+                'aria-label="Select all on this page">'
+            ),
+        )
+
+    def render(self, record: Any) -> str:  # type: ignore[override]
+        return format_html(
+            '<input type="checkbox" class="form-check-input aq-bulk-pk" name="ids" value="{}" '
+            'form="bulk-form" aria-label="Select {}">',
+            record.pk,
+            record,
+        )
+
+
 class ObjectListView(CapabilityMixin, SingleTableMixin, FilterView):
     """A paged, sortable, filterable table; HTMX requests get just the table fragment."""
 
@@ -75,6 +103,19 @@ class ObjectListView(CapabilityMixin, SingleTableMixin, FilterView):
     # More configure buttons beside Add: (URL name, label).
     extra_add: tuple[tuple[str, str], ...] = ()
     selector: Callable[[], Any] | None = None
+    # The list's bulk actions: a tick box per row and an action bar for a role that may use one.
+    bulk: BulkActions | None = None
+
+    def bulk_allowed(self) -> dict[str, Any]:
+        return self.bulk.allowed(self.request.user) if self.bulk is not None else {}
+
+    def get_table_kwargs(self) -> dict[str, Any]:
+        kwargs = super().get_table_kwargs()
+        if self.bulk_allowed():
+            kwargs.update(
+                extra_columns=[("select", BulkSelectColumn())], sequence=("select", "...")
+            )
+        return kwargs
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         assert self.selector is not None
@@ -93,6 +134,9 @@ class ObjectListView(CapabilityMixin, SingleTableMixin, FilterView):
             extra_add=self.extra_add,
             poll_seconds=self.poll_seconds,
         )
+        if allowed := self.bulk_allowed():
+            assert self.bulk is not None
+            ctx.update(bulk=self.bulk, bulk_actions=list(allowed.items()))
         return ctx
 
 
@@ -168,3 +212,39 @@ def form_page(
         {"form": form, "title": title, **(context or {})},
         status=400 if form.errors else 200,
     )
+
+
+def bulk_page(request: HttpRequest, *, registry: BulkActions) -> HttpResponse:
+    """A list's bulk action: GET (from the list's action bar) shows what will be done to which
+    objects; POST (from that page) does it, object by object, through core.bulk (the code the
+    API calls), and shows each object's outcome. HTMX swaps the outcome into the page."""
+    data = request.POST if request.method == "POST" else request.GET
+    action, ids = data.get("action"), data.getlist("ids")
+    ctx: dict[str, Any] = {"bulk": registry, "key": action, "list_url": reverse(registry.list_url)}
+    try:
+        if request.method == "POST":
+            outcomes = bulk_run(registry, user=request.user, action=action, ids=ids)
+        else:
+            chosen, objects = bulk_check(registry, user=request.user, action=action, ids=ids)
+    except DomainError as exc:
+        if exc.status_code == 403:
+            raise PermissionDenied(exc.message) from exc
+        ctx.update(title=f"Bulk action on {registry.plural}", error=exc)
+        # An HTMX confirm (the objects changed meanwhile) swaps the error into the page.
+        template = "core/_bulk_confirm.html" if request.htmx else "core/bulk_confirm.html"
+        return render(request, template, ctx, status=400)
+    if request.method == "POST":
+        ctx.update(
+            action=registry.actions[str(action)],
+            outcomes=outcomes,
+            counts=outcome_counts(outcomes),
+            title=f"{registry.actions[str(action)].label}: outcome",
+        )
+        template = "core/_bulk_result.html" if request.htmx else "core/bulk_result.html"
+        return render(request, template, ctx)
+    ctx.update(
+        action=chosen,
+        objects=objects,
+        title=f"{chosen.label} {len(objects)} {registry.plural}?",
+    )
+    return render(request, "core/bulk_confirm.html", ctx)

@@ -3,7 +3,9 @@
 
 from django.urls import path
 
+from core.generic import bulk_page
 from gateway import views
+from gateway.bulk import JOB_BULK
 
 app_name = "gateway"
 
@@ -47,6 +49,7 @@ urlpatterns = [
     # jobs
     path("jobs/", views.JobListView.as_view(), name="job_list"),
     path("jobs/add/", views.job_add, name="job_add"),
+    path("jobs/bulk/", bulk_page, {"registry": JOB_BULK}, name="job_bulk"),
     path("jobs/<int:pk>/", views.job_detail, name="job"),
     path("jobs/<int:pk>/status/", views.job_status, name="job_status"),
     path("jobs/<int:pk>/edit/", views.job_edit, name="job_edit"),

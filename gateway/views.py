@@ -18,6 +18,7 @@ from core.choices import Capability
 from core.exceptions import DomainError
 from core.generic import ObjectListView, form_page, require, run_action
 from gateway import selectors, services
+from gateway.bulk import JOB_BULK
 from gateway.choices import AgentStatus, CleanupAction, Direction, JobStatus, LinkType, ShutdownMode
 from gateway.filtersets import AgentFilterSet, ForeignQueueFilterSet, JobFilterSet, LinkFilterSet
 from gateway.forms import (
@@ -116,6 +117,7 @@ class JobListView(GatewayListView):
     filterset_class = JobFilterSet
     selector = staticmethod(selectors.job_list)
     add_url_name = "gateway:job_add"
+    bulk = JOB_BULK
 
 
 # --- dashboard -----------------------------------------------------------------------------------

@@ -1,12 +1,15 @@
 from django.urls import path
 
+from core.generic import bulk_page
 from jobs import views
+from jobs.bulk import PROPAGATION_BULK
 
 app_name = "jobs"
 
 urlpatterns = [
     path("", views.PropagationListView.as_view(), name="propagation_list"),
     path("add/", views.propagation_add, name="propagation_add"),
+    path("bulk/", bulk_page, {"registry": PROPAGATION_BULK}, name="propagation_bulk"),
     path("runs/", views.RunListView.as_view(), name="run_list"),
     path("workers/", views.worker_list, name="worker_list"),
     path("maintenance/", views.maintenance_set, name="maintenance_set"),

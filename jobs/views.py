@@ -14,6 +14,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from core.choices import Capability
 from core.generic import ObjectListView, form_page, partial_request, require, run_action
 from jobs import selectors, services
+from jobs.bulk import PROPAGATION_BULK
 from jobs.filtersets import PropagationFilterSet, PropagationRunFilterSet, SparkJobFilterSet
 from jobs.forms import (
     MaintenanceForm,
@@ -38,6 +39,7 @@ class PropagationListView(ObjectListView):
     selector = staticmethod(selectors.propagation_list)
     add_url_name = "jobs:propagation_add"
     template_name = "jobs/propagation_list.html"
+    bulk = PROPAGATION_BULK
 
     # The table polls itself (every few seconds) with the page's own URL and filters.
     partial_template = "jobs/_propagation_table.html"

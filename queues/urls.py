@@ -1,6 +1,8 @@
 from django.urls import path
 
+from core.generic import bulk_page
 from queues import views
+from queues.bulk import QUEUE_BULK
 
 app_name = "queues"
 
@@ -8,6 +10,7 @@ urlpatterns = [
     path("", views.QueueListView.as_view(), name="queue_list"),
     path("add/", views.queue_add, name="queue_add"),
     path("set-up/", views.set_up_queue, name="set_up_queue"),
+    path("bulk/", bulk_page, {"registry": QUEUE_BULK}, name="queue_bulk"),
     path("<int:pk>/", views.queue_detail, name="queue_detail"),
     path("<int:pk>/edit/", views.queue_edit, name="queue_edit"),
     path("<int:pk>/delete/", views.queue_delete, name="queue_delete"),

@@ -23,6 +23,7 @@ from core.generic import (
 )
 from core.roles import user_can
 from queues import engine, selectors, services
+from queues.bulk import QUEUE_BULK
 from queues.choices import MessageGrouping
 from queues.filtersets import (
     AgentFilterSet,
@@ -86,6 +87,7 @@ class QueueListView(ObjectListView):
     add_url_name = "queues:queue_add"
     poll_seconds = 3  # depths and counters move while the page is open
     extra_add = (("queues:set_up_queue", "Set up queue"),)
+    bulk = QUEUE_BULK
 
 
 class AgentListView(ObjectListView):

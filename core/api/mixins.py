@@ -1,5 +1,12 @@
-from django.http import Http404
+from django.http import Http404, QueryDict
+from drf_spectacular.utils import extend_schema
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
 
+from core.api.serializers import BulkRequestSerializer, BulkResultSerializer
+from core.bulk import BulkActions, bulk_run, outcome_counts
+from core.exceptions import DomainError
 from core.lookups import name_or_id_q
 
 
@@ -17,3 +24,30 @@ class NameOrIdLookupMixin:
             raise Http404(f"No such object: {key}.")
         self.check_object_permissions(self.request, obj)  # type: ignore[attr-defined]
         return obj
+
+
+class BulkActionMixin:
+    """``POST <list>/bulk/ {"action": ..., "ids": [...]}``: the list page's bulk actions through
+    the same code (core.bulk). 200 with each id's outcome, also when some were refused; 400
+    naming ``action`` or ``ids``; 403 for a role the verb's single-object action refuses. The
+    viewset lets VIEW through (``action_capabilities["bulk"]``): core.bulk asks the verb's."""
+
+    bulk_actions: BulkActions
+
+    @extend_schema(request=BulkRequestSerializer, responses={200: BulkResultSerializer})
+    @action(detail=False, methods=["post"], url_path="bulk")
+    def bulk(self, request: Request) -> Response:
+        data = request.data
+        if not hasattr(data, "get"):
+            raise DomainError('Send a JSON object, for example {"action": "...", "ids": [1, 2]}.')
+        # A form body may repeat ``ids``; a JSON one gives a list.
+        ids = data.getlist("ids") if isinstance(data, QueryDict) else data.get("ids")
+        action_name = data.get("action")
+        outcomes = bulk_run(self.bulk_actions, user=request.user, action=action_name, ids=ids)
+        return Response(
+            {
+                "action": action_name,
+                **outcome_counts(outcomes),
+                "results": [o.as_dict() for o in outcomes],
+            }
+        )

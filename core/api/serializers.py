@@ -30,3 +30,31 @@ class ModelSerializer(serializers.ModelSerializer):
         **serializers.ModelSerializer.serializer_field_mapping,
         models.JSONField: JSONField,
     }
+
+
+class BulkRequestSerializer(serializers.Serializer):
+    """The body of ``POST /api/<list>/bulk/`` (the schema's; core.bulk checks the body itself,
+    with the same messages as the list page)."""
+
+    action = serializers.CharField(help_text="One of the list's bulk verbs.")
+    ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        min_length=1,
+        max_length=500,
+        help_text="The objects' ids; each is done on its own, in this order.",
+    )
+
+
+class BulkOutcomeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    outcome = serializers.ChoiceField(choices=["done", "refused"])
+    detail = serializers.CharField(help_text="What was done, or the service's reason to refuse.")
+    code = serializers.CharField(required=False, help_text="The refusal's code (refused only).")
+
+
+class BulkResultSerializer(serializers.Serializer):
+    action = serializers.CharField()
+    done = serializers.IntegerField()
+    refused = serializers.IntegerField()
+    results = BulkOutcomeSerializer(many=True)

@@ -14,11 +14,12 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from core.api.mixins import NameOrIdLookupMixin
+from core.api.mixins import BulkActionMixin, NameOrIdLookupMixin
 from core.choices import Capability
 from core.lookups import name_or_id_q
 from gateway import selectors, services
 from gateway.api import serializers as s
+from gateway.bulk import JOB_BULK
 from gateway.filtersets import AgentFilterSet, ForeignQueueFilterSet, JobFilterSet, LinkFilterSet
 from gateway.models import Agent, ForeignQueue, Job, Link
 from gateway.views import LOG_LINES
@@ -305,14 +306,16 @@ class ForeignQueueViewSet(viewsets.ModelViewSet):
         services.foreign_queue_unregister(user=self.request.user, foreign_queue=instance)
 
 
-class JobViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
+class JobViewSet(BulkActionMixin, NameOrIdLookupMixin, viewsets.ModelViewSet):
     """Gateway propagation jobs (CREATE/ALTER/REMOVE_JOB, ENABLE/DISABLE/RESET_JOB). Every verb
     but remove is refused with 409 on a DELETE_PENDING job."""
 
     serializer_class = s.JobSerializer
     filterset_class = JobFilterSet
     ordering_fields = ["name", "status", "propagated_msgs", "failures", "created"]
+    bulk_actions = JOB_BULK
     action_capabilities = {
+        "bulk": Capability.VIEW,  # core.bulk asks what the chosen verb needs
         "enable": Capability.OPERATE,
         "disable": Capability.OPERATE,
         "reset": Capability.OPERATE,

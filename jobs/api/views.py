@@ -14,10 +14,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.mixins import NameOrIdLookupMixin
+from core.api.mixins import BulkActionMixin, NameOrIdLookupMixin
 from core.choices import Capability
 from jobs import selectors, services
 from jobs.api import serializers as s
+from jobs.bulk import PROPAGATION_BULK
 from jobs.choices import RunState
 from jobs.filtersets import PropagationFilterSet, PropagationRunFilterSet, SparkJobFilterSet
 from jobs.models import Propagation, PropagationRun, SparkJob
@@ -29,7 +30,7 @@ def _shown(propagation: Propagation) -> dict[str, Any]:
     return s.PropagationShownSerializer(selectors.propagation_get(propagation.pk)).data
 
 
-class PropagationViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
+class PropagationViewSet(BulkActionMixin, NameOrIdLookupMixin, viewsets.ModelViewSet):
     """Propagations (DBMS_PROPAGATION_ADM) and their schedules (DBMS_AQADM's *_PROPAGATION*
     procedures): every verb is one service, refused with 409 when the state does not allow it."""
 
@@ -37,7 +38,9 @@ class PropagationViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
     filterset_class = PropagationFilterSet
     ordering_fields = ["name", "state", "backlog", "oldest_backlog", "rate", "created"]
     # Writes not listed here (create, update, delete, schedule, alter, unschedule) need CONFIGURE.
+    bulk_actions = PROPAGATION_BULK
     action_capabilities = {
+        "bulk": Capability.VIEW,  # core.bulk asks what the chosen verb needs
         "start": Capability.OPERATE,
         "stop": Capability.OPERATE,
         "enable": Capability.OPERATE,

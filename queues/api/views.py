@@ -12,11 +12,12 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from core.api.mixins import NameOrIdLookupMixin
+from core.api.mixins import BulkActionMixin, NameOrIdLookupMixin
 from core.choices import Capability
 from core.exceptions import DomainError
 from queues import selectors, services
 from queues.api import serializers as s
+from queues.bulk import QUEUE_BULK
 from queues.filtersets import (
     AgentFilterSet,
     MessageFilterSet,
@@ -72,13 +73,15 @@ class OwnerMoveViewSet(viewsets.ReadOnlyModelViewSet):
         return selectors.owner_move_list()
 
 
-class QueueViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
+class QueueViewSet(BulkActionMixin, NameOrIdLookupMixin, viewsets.ModelViewSet):
     """Queues, and the application endpoints to enqueue, dequeue, acknowledge and release."""
 
     serializer_class = s.QueueSerializer
     filterset_class = QueueFilterSet
     ordering_fields = ["name", "depth_ready", "depth_expired", "enqueued", "dequeued", "created"]
+    bulk_actions = QUEUE_BULK
     action_capabilities = {
+        "bulk": Capability.VIEW,  # core.bulk asks what the chosen verb needs
         "start": Capability.OPERATE,
         "stop": Capability.OPERATE,
         "enqueue": Capability.OPERATE,

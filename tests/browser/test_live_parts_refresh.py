@@ -69,9 +69,9 @@ def test_dashboard_queue_list_and_status_views_follow_changes_made_elsewhere(
     row = page.locator("#object-table tbody tr").filter(
         has=page.get_by_role("link", name="ORDERS", exact=True)
     )
-    expect(row.locator("td").nth(3)).to_have_text("1")  # Ready
+    expect(row.locator("td").nth(4)).to_have_text("1")  # Ready (after the tick box)
     enqueue_some(queue, {"n": 2})
-    expect(row.locator("td").nth(3)).to_have_text("2")
+    expect(row.locator("td").nth(4)).to_have_text("2")
 
     # The status views: a queue made elsewhere appears in DBA_QUEUES.
     page.goto(f"{live_server.url}/status/?view=dba_queues")
