@@ -127,7 +127,9 @@ def teardown(prefix: str, user: Any, first_log_id: int, log: Log) -> dict[str, i
     # The services' own change-log rows (subscriber_add inside propagation_create logs as the
     # system, so also by the object's name).
     logged = ChangeLogEntry.objects.filter(pk__gt=first_log_id)
-    (logged.filter(username=user.get_username()) | logged.filter(object_repr__contains=prefix)).delete()
+    (
+        logged.filter(username=user.get_username()) | logged.filter(object_repr__contains=prefix)
+    ).delete()
     if user is not None and user.pk is not None:
         get_user_model().objects.filter(pk=user.pk).delete()
     if errors:
@@ -177,19 +179,21 @@ def measure(client: Client, url: str, requests: int) -> dict[str, Any]:
     }
 
 
-def urls(prefix: str, made: dict[str, Any]) -> dict[str, str]:
+def urls(prefix: str, made: dict[str, Any], queues_in_database: int = 0) -> dict[str, str]:
     """The pages and endpoints measured, by key."""
     some_queue = made["queues"][len(made["queues"]) // 2]
+    # A page past the first where there is one (25 rows a page).
+    page = max(1, min(3, math.ceil(queues_in_database / 25)))
     return {
         "dashboard": "/",
         "queue_list": "/queues/",
         "queue_list_filtered": f"/queues/?q={prefix}_T000&multiple_consumers=true",
         "queue_list_sorted": "/queues/?sort=-depth_ready",
-        "queue_list_sorted_name": "/queues/?sort=-name&page=3",
+        "queue_list_sorted_name": f"/queues/?sort=-name&page={page}",
         "queue_table_list": "/queues/tables/",
         "queue_table_detail": f"/queues/tables/{made['tables'][0]}/",
         "queue_detail": f"/queues/{some_queue}/",
-        "status_dba_queues": "/status/?view=dba_queues&page=2",
+        "status_dba_queues": f"/status/?view=dba_queues&page={page}",
         "status_dba_queue_tables": "/status/?view=dba_queue_tables",
         "topology_json": "/propagations/topology/?format=json",
         "metrics": "/metrics",
@@ -234,7 +238,7 @@ def run(
         client = Client()
         client.force_login(user)
         pages: dict[str, Any] = {}
-        for key, url in urls(prefix, made).items():
+        for key, url in urls(prefix, made, out["queues_in_database"]).items():
             pages[key] = measure(client, url, requests)
             p = pages[key]
             log(
