@@ -103,17 +103,32 @@ def queue_counters_fill(queues: list[Queue]) -> None:
 class QueueListQuerySet(QuerySet):
     """Queues that carry their counters (QUEUE_COUNTERS) once fetched, the way prefetch_related
     carries relations: two more queries for the rows fetched, however many queues there are.
-    Ordering by a counter (a list sorted by depth) annotates that one counter for the ORDER BY."""
+    Ordering, filtering or ``values()`` by a counter (a list sorted by depth) annotates that
+    counter as a subquery for the query that needs it."""
 
-    def order_by(self, *field_names: Any) -> QuerySet:
-        wanted = {f.lstrip("-") for f in field_names if isinstance(f, str)}
+    def _with_counters(self, names: Any) -> QueueListQuerySet:
+        wanted = {n.lstrip("-").split("__")[0] for n in names if isinstance(n, str)}
         missing = {
             n: _counter_expression(n)
             for n in sorted(wanted & set(QUEUE_COUNTERS))
             if n not in self.query.annotations
         }
-        qs = self.annotate(**missing) if missing else self
-        return super(QueueListQuerySet, qs).order_by(*field_names)
+        return self.annotate(**missing) if missing else self  # type: ignore[return-value]
+
+    def order_by(self, *field_names: Any) -> QuerySet:
+        return super(QueueListQuerySet, self._with_counters(field_names)).order_by(*field_names)
+
+    def values(self, *fields: Any, **expressions: Any) -> QuerySet:
+        return super(QueueListQuerySet, self._with_counters(fields)).values(*fields, **expressions)
+
+    def values_list(self, *fields: Any, **kwargs: Any) -> QuerySet:
+        return super(QueueListQuerySet, self._with_counters(fields)).values_list(*fields, **kwargs)
+
+    def filter(self, *args: Any, **kwargs: Any) -> QuerySet:
+        return super(QueueListQuerySet, self._with_counters(kwargs)).filter(*args, **kwargs)
+
+    def exclude(self, *args: Any, **kwargs: Any) -> QuerySet:
+        return super(QueueListQuerySet, self._with_counters(kwargs)).exclude(*args, **kwargs)
 
     def _fetch_all(self) -> None:
         fresh = self._result_cache is None
