@@ -195,6 +195,7 @@ def urls(prefix: str, made: dict[str, Any], queues_in_database: int = 0) -> dict
         "queue_detail": f"/queues/{some_queue}/",
         "status_dba_queues": f"/status/?view=dba_queues&page={page}",
         "status_dba_queue_tables": "/status/?view=dba_queue_tables",
+        "propagation_list": "/propagations/",
         "topology_json": "/propagations/topology/?format=json",
         "metrics": "/metrics",
         "api_queues": "/api/queues/",
