@@ -72,8 +72,8 @@ def change_log_deletion(
     )
 
 
-def delete_or_refuse(obj: models.Model, *, what: str) -> None:
-    """Delete ``obj``, or raise Conflict naming what still points at it (a PROTECT foreign key
+def delete_or_refuse(obj: models.Model | models.QuerySet, *, what: str) -> None:
+    """Delete ``obj`` (a row, or a queryset's rows), or raise Conflict naming what still points at it (a PROTECT foreign key
     from an app built later, such as a propagation on a queue), instead of a 500."""
     from django.db import transaction
     from django.db.models import ProtectedError

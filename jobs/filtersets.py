@@ -3,7 +3,7 @@
 import django_filters
 from django.db.models import Q, QuerySet
 
-from core.filtersets import AnyBooleanWidget, BaseFilterSet
+from core.filtersets import AnyBooleanWidget, BaseFilterSet, NameOrIdFilter
 from jobs.choices import RunState, ScheduleState, SparkJobState, SparkMode
 from jobs.models import Propagation, PropagationRun, SparkJob
 from queues.models import Queue
@@ -13,9 +13,10 @@ from rules.models import RuleSet
 class PropagationFilterSet(BaseFilterSet):
     q = django_filters.CharFilter(method="search", label="Search")
     state = django_filters.MultipleChoiceFilter(choices=ScheduleState.choices, label="State")
-    source_queue = django_filters.ModelChoiceFilter(queryset=Queue.objects.all())
-    destination_queue = django_filters.ModelChoiceFilter(queryset=Queue.objects.all())
-    queue = django_filters.ModelChoiceFilter(
+    # Queues by id or name in a text box: a select would list every queue (NameOrIdField).
+    source_queue = NameOrIdFilter(queryset=Queue.objects.all())
+    destination_queue = NameOrIdFilter(queryset=Queue.objects.all())
+    queue = NameOrIdFilter(
         queryset=Queue.objects.all(), method="either_queue", label="Source or destination"
     )
     rule_set = django_filters.ModelChoiceFilter(

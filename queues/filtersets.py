@@ -3,7 +3,7 @@
 import django_filters
 from django.db.models import Q, QuerySet
 
-from core.filtersets import AnyBooleanWidget, BaseFilterSet
+from core.filtersets import AnyBooleanWidget, BaseFilterSet, NameOrIdFilter
 from queues.choices import DeliveryMode, MessageKind, MessageState, QueueKind, SortOrder
 from queues.models import (
     Agent,
@@ -82,7 +82,7 @@ class MessageFilterSet(BaseFilterSet):
     delivery_mode = django_filters.ChoiceFilter(choices=DeliveryMode.choices)
     correlation = django_filters.CharFilter(lookup_expr="icontains")
     priority = django_filters.NumberFilter()
-    queue = django_filters.ModelChoiceFilter(queryset=Queue.objects.all())
+    queue = NameOrIdFilter(queryset=Queue.objects.all())
     replayed = django_filters.BooleanFilter(widget=AnyBooleanWidget)
 
     class Meta(BaseFilterSet.Meta):
@@ -91,7 +91,7 @@ class MessageFilterSet(BaseFilterSet):
 
 
 class SubscriberFilterSet(SearchFilterSet):
-    queue = django_filters.ModelChoiceFilter(queryset=Queue.objects.all())
+    queue = NameOrIdFilter(queryset=Queue.objects.all())
 
     class Meta(BaseFilterSet.Meta):
         model = Subscriber
@@ -105,7 +105,7 @@ class AgentFilterSet(SearchFilterSet):
 
 
 class QueuePrivilegeFilterSet(BaseFilterSet):
-    queue = django_filters.ModelChoiceFilter(queryset=Queue.objects.all())
+    queue = NameOrIdFilter(queryset=Queue.objects.all())
     username = django_filters.CharFilter(
         field_name="user__username", lookup_expr="iexact", label="User"
     )

@@ -40,30 +40,112 @@ def _per_queue(qs: QuerySet, expr) -> Subquery:  # type: ignore[no-untyped-def]
     return Subquery(qs.order_by().values("queue").annotate(v=expr).values("v")[:1])
 
 
-def queue_list() -> QuerySet[Queue]:
-    """Queues with their queue table, depth per state, oldest ready message and counters, all in
-    one query so a list page costs the same whatever its size."""
+DEPTH_COUNTERS = {f"depth_{state.lower()}": state for state in MessageState.values}
+# What queue_list gives each queue beside its columns: depth per state, oldest READY message,
+# engine counters.
+QUEUE_COUNTERS = (*DEPTH_COUNTERS, "oldest_ready", "enqueued", "dequeued")
+
+
+def _counter_expression(name: str):  # type: ignore[no-untyped-def]
+    """One counter of one queue as a correlated subquery: only for ordering by it (the rows
+    shown get theirs from :func:`queue_counters_fill`)."""
     # Naming the queue table lets PostgreSQL prune the partitioned message table to that queue
     # table's storage at run time, instead of probing every queue table's index per queue.
     msgs = Message.objects.filter(queue=OuterRef("pk"), queue_table=OuterRef("queue_table"))
-    annotations = {
-        f"depth_{state.lower()}": Coalesce(
-            _per_queue(msgs.filter(state=state), Count("id")),
+    stats = QueueStat.objects.filter(queue=OuterRef("pk"))
+    if name in DEPTH_COUNTERS:
+        return Coalesce(
+            _per_queue(msgs.filter(state=DEPTH_COUNTERS[name]), Count("id")),
             Value(0),
             output_field=IntegerField(),
         )
-        for state in MessageState.values
-    }
-    stats = QueueStat.objects.filter(queue=OuterRef("pk"))
-    return (
-        Queue.objects.select_related(
-            "queue_table", "exception_queue", "queue_table__owner_instance"
+    if name == "oldest_ready":
+        return _per_queue(msgs.filter(state=MessageState.READY), Min("enq_time"))
+    return Coalesce(_per_queue(stats, Sum(name)), Value(0))
+
+
+def queue_counters_fill(queues: list[Queue]) -> None:
+    """Set the counters of QUEUE_COUNTERS on ``queues`` (fetched rows) in two grouped queries
+    over those queues alone. Correlated subqueries in the list's SELECT cost a plan over every
+    queue table's message partitions (110 ms at 100 queue tables, whatever the page size); this
+    names the queue tables as constants, so the plan is pruned to the rows' own partitions."""
+    if not queues:
+        return
+    ids = [q.pk for q in queues]
+    depths = {
+        row.pop("queue_id"): row
+        for row in Message.objects.filter(
+            queue_id__in=ids, queue_table_id__in={q.queue_table_id for q in queues}
         )
-        .annotate(**annotations)
+        .order_by()
+        .values("queue_id")
         .annotate(
-            oldest_ready=_per_queue(msgs.filter(state=MessageState.READY), Min("enq_time")),
-            enqueued=Coalesce(_per_queue(stats, Sum("enqueued")), Value(0)),
-            dequeued=Coalesce(_per_queue(stats, Sum("dequeued")), Value(0)),
+            **{key: Count("id", filter=Q(state=state)) for key, state in DEPTH_COUNTERS.items()},
+            oldest_ready=Min("enq_time", filter=Q(state=MessageState.READY)),
+        )
+    }
+    stats = {
+        row.pop("queue"): row
+        for row in QueueStat.objects.filter(queue_id__in=ids)
+        .order_by()
+        .values("queue")
+        .annotate(enqueued=Sum("enqueued"), dequeued=Sum("dequeued"))
+    }
+    none = {**dict.fromkeys(DEPTH_COUNTERS, 0), "oldest_ready": None}
+    for q in queues:
+        for key, value in depths.get(q.pk, none).items():
+            setattr(q, key, value)
+        stat = stats.get(q.pk, {})
+        q.enqueued = stat.get("enqueued") or 0
+        q.dequeued = stat.get("dequeued") or 0
+
+
+class QueueListQuerySet(QuerySet):
+    """Queues that carry their counters (QUEUE_COUNTERS) once fetched, the way prefetch_related
+    carries relations: two more queries for the rows fetched, however many queues there are.
+    Ordering, filtering or ``values()`` by a counter (a list sorted by depth) annotates that
+    counter as a subquery for the query that needs it."""
+
+    def _with_counters(self, names: Any) -> QueueListQuerySet:
+        wanted = {n.lstrip("-").split("__")[0] for n in names if isinstance(n, str)}
+        missing = {
+            n: _counter_expression(n)
+            for n in sorted(wanted & set(QUEUE_COUNTERS))
+            if n not in self.query.annotations
+        }
+        return self.annotate(**missing) if missing else self  # type: ignore[return-value]
+
+    def order_by(self, *field_names: Any) -> QuerySet:
+        return super(QueueListQuerySet, self._with_counters(field_names)).order_by(*field_names)
+
+    def values(self, *fields: Any, **expressions: Any) -> QuerySet:
+        return super(QueueListQuerySet, self._with_counters(fields)).values(*fields, **expressions)
+
+    def values_list(self, *fields: Any, **kwargs: Any) -> QuerySet:
+        return super(QueueListQuerySet, self._with_counters(fields)).values_list(*fields, **kwargs)
+
+    def filter(self, *args: Any, **kwargs: Any) -> QuerySet:
+        return super(QueueListQuerySet, self._with_counters(kwargs)).filter(*args, **kwargs)
+
+    def exclude(self, *args: Any, **kwargs: Any) -> QuerySet:
+        return super(QueueListQuerySet, self._with_counters(kwargs)).exclude(*args, **kwargs)
+
+    def _fetch_all(self) -> None:
+        fresh = self._result_cache is None
+        super()._fetch_all()
+        rows = self._result_cache or []
+        if fresh and rows and isinstance(rows[0], Queue):
+            queue_counters_fill(rows)  # type: ignore[arg-type]
+
+
+def queue_list() -> QuerySet[Queue]:
+    """Queues with their queue table, service and owner status in one query, and their depth
+    per state, oldest ready message and counters (QueueListQuerySet) in two more for the rows
+    fetched, so a list page costs the same whatever the number of queues."""
+    return (
+        QueueListQuerySet(model=Queue)
+        .select_related("queue_table", "exception_queue", "queue_table__owner_instance")
+        .annotate(
             # The queue's service (DBA_SERVICES; the view owns the name's spelling) and where
             # it resolves: the queue table's owner instance.
             service_name=Subquery(

@@ -344,9 +344,11 @@ def queue_table_delete(*, user: User, queue_table: QueueTable) -> None:
         )
     _refuse_if_referenced([q.pk for q in qt.queues.all()], what=f"queue table {qt.name}")
     before = object_snapshot(qt)
-    # Normal queues first: they point at exception queues (NORMAL_QUEUE sorts after EXCEPTION_QUEUE).
-    for q in qt.queues.order_by("-kind"):
-        delete_or_refuse(q, what=f"Queue {q.name}")
+    # Normal queues first: they point at exception queues. One delete per kind, not per queue:
+    # each delete's checks of the message table cost a plan over every queue table's storage
+    # (at 100 queue tables, 100 queues took 6 s one by one).
+    for kind in (QueueKind.NORMAL, QueueKind.EXCEPTION):
+        delete_or_refuse(qt.queues.filter(kind=kind), what=f"A queue of {qt.name}")
     qt_id = qt.pk
     delete_or_refuse(qt, what=f"Queue table {qt.name}")
     # The queue table is empty (checked above): its storage goes at once, with no DELETE.

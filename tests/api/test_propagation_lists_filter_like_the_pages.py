@@ -53,6 +53,12 @@ def test_it_filters_by_either_queue(monitor_api, three):
     assert _names(monitor_api, f"destination_queue={three['c'].pk}") == ["A_C", "B_C"]
 
 
+def test_a_queue_filter_takes_the_queue_name_as_well_as_its_id(monitor_api, three):
+    # The pages type a queue in a text box (a select would list every queue).
+    assert _names(monitor_api, "queue=b") == ["A_B", "B_C"]
+    assert _names(monitor_api, "source_queue=A") == ["A_B", "A_C"]
+
+
 def test_it_filters_by_backlog_and_orders_by_it(monitor_api, three):
     assert _names(monitor_api, "has_backlog=true") == ["A_B", "A_C"]
     assert _names(monitor_api, "has_backlog=false") == ["B_C"]
@@ -74,7 +80,7 @@ def test_it_filters_by_search_rule_set_enabled_and_failing(monitor_api, three):
     ("query", "field"),
     [
         ("state=exploded", "state"),
-        ("queue=A", "queue"),
+        ("queue=NO_SUCH_QUEUE", "queue"),
         ("source_queue=999999", "source_queue"),
         ("rule_set=x", "rule_set"),
     ],
