@@ -8,25 +8,30 @@ leaves nothing behind.
 from __future__ import annotations
 
 import random
+import time
+import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from core.choices import Capability, ChangeAction
-from core.exceptions import DomainError, Forbidden
+from core.exceptions import Conflict, DomainError, Forbidden
 from core.roles import user_can
 from core.services import change_log_deletion, change_log_record, object_snapshot
 from core.validators import name_validator
+from instances.choices import InstanceStatus
 from instances.models import Instance
-from instances.selectors import live_instance_ids
+from instances.selectors import live_instance_ids, up_expression
 from instances.services import instance_resolve
 from parallel import engine
-from parallel.models import LogicalQueue, LogicalQueuePartition
+from parallel.models import LogicalQueue, LogicalQueuePartition, LogicalQueueSession, SessionMode
 from queues import engine as queue_engine
 from queues import services as qs
 from queues.choices import DeliveryMode, SortOrder
@@ -372,11 +377,172 @@ def logical_queue_resolve(value: LogicalQueue | int | str) -> LogicalQueue:
 
 @dataclass(frozen=True)
 class Placed:
-    """Where an operation went: the partition (its queue name and position) and what it did."""
+    """Where an operation went: the partition (its queue name and position), what it did and
+    the client session it counted for (None: an internal caller, no session)."""
 
     partition: LogicalQueuePartition
     ids: list[int]
     messages: list[queue_engine.DequeuedMessage]
+    session: uuid.UUID | None = None
+
+
+# --- client sessions and the failover notice -----------------------------------------------------
+
+
+class PartitionMoved(Conflict):
+    """The partition a session kept is no longer active on the instance it was active on when
+    the session last used it (failover to the secondary, failback to the primary): the client
+    must move, to another partition of its instance or to the new active instance ``to``. The
+    API answers 409 with ``code`` partition_moved and ``partition``, ``from`` and ``to``."""
+
+    code = "partition_moved"
+
+    def __init__(self, *, partition: str, from_instance: str | None, to_instance: str | None):
+        where = f"instance {to_instance}" if to_instance else "no instance (none is up)"
+        super().__init__(
+            f"Partition {partition} moved from instance {from_instance} to {where}: its "
+            f"instance failed over or back. Move this client: pick another partition of your "
+            f"instance (leave partition out), or use instance {to_instance or '(none up)'}."
+        )
+        self.partition = partition
+        self.from_instance = from_instance
+        self.to_instance = to_instance
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "detail": self.message,
+            "code": self.code,
+            "partition": self.partition,
+            "from": self.from_instance,
+            "to": self.to_instance,
+        }
+
+
+def _session_get(
+    lq: LogicalQueue, session: uuid.UUID | str | None, user: User
+) -> LogicalQueueSession | None:
+    """The caller's session (unsaved when its id is new, or forgotten after its lease)."""
+    if session is None:
+        return None
+    try:
+        sid = session if isinstance(session, uuid.UUID) else uuid.UUID(str(session))
+    except ValueError as exc:
+        raise DomainError(
+            "A session is the id a previous answer gave (a UUID), or left out.", field="session"
+        ) from exc
+    found = (
+        LogicalQueueSession.objects.select_related(
+            "logical_queue", "partition__queue", "partition_instance"
+        )
+        .filter(pk=sid)
+        .first()
+    )
+    if found is None:
+        return LogicalQueueSession(id=sid, logical_queue=lq)
+    if found.logical_queue_id != lq.pk:
+        raise DomainError(
+            f"Session {sid} is a session of logical queue {found.logical_queue.name}.",
+            field="session",
+        )
+    uid = getattr(user, "pk", None)
+    if found.user_id is not None and uid != found.user_id:
+        raise DomainError(f"Session {sid} belongs to another user.", field="session")
+    return found
+
+
+def _active_now(part: LogicalQueuePartition) -> Instance | None:
+    """The partition's active instance now. An owner whose lease ran out is failed over at once
+    (queues.services' ownership refresh, which the queue monitor would run on its next pass),
+    so the notice names the instance that serves the partition now."""
+    table = QueueTable.objects.select_related("owner_instance").annotate(
+        owner_up=up_expression("owner_instance__")
+    )
+    qt = table.get(pk=part.queue.queue_table_id)
+    if qt.owner_instance is None or qt.owner_up != InstanceStatus.UP:
+        qs.queue_table_owners_refresh()
+        qt = table.get(pk=qt.pk)
+    return qt.owner_instance
+
+
+def _moved(part: LogicalQueuePartition, was: Instance | None) -> PartitionMoved | None:
+    now = _active_now(part)
+    if (now.pk if now else None) == (was.pk if was else None):
+        return None
+    return PartitionMoved(
+        partition=part.queue.name,
+        from_instance=was.name if was else None,
+        to_instance=now.name if now else None,
+    )
+
+
+def _session_forget(sess: LogicalQueueSession | None) -> None:
+    """After a notice the session keeps no partition, so its next call picks anew (the notice
+    is given once). Written before the notice is raised: outside a caller's transaction it
+    stays; inside one that the notice rolls back, the next call is told again."""
+    if sess is not None and not sess._state.adding:
+        LogicalQueueSession.objects.filter(pk=sess.pk).update(
+            partition=None, partition_instance=None, last_seen=timezone.now()
+        )
+
+
+def _session_check(
+    sess: LogicalQueueSession | None, partition: str | None, key: str | None
+) -> None:
+    """The failover notice: the session's kept partition moved since the session last used it."""
+    if sess is None or sess._state.adding or sess.partition is None or key is not None:
+        return
+    kept = sess.partition
+    if partition is not None and partition.lower() not in (
+        kept.queue.name.lower(),
+        str(kept.position),
+    ):
+        return  # the caller names another partition: that one is kept from now on
+    moved = _moved(kept, sess.partition_instance)
+    if moved is not None:
+        _session_forget(sess)
+        raise moved
+
+
+def _session_touch(
+    sess: LogicalQueueSession | None,
+    *,
+    user: User,
+    instance: str | None,
+    kept: LogicalQueuePartition | None,
+) -> uuid.UUID | None:
+    """Register the session's call: its mode, instance, kept partition (None: a keyed call,
+    which keeps the partition it had) and last call. One upsert, skipped while nothing changed
+    and the last one is recent (a quarter of the lease), so busy sessions cost few writes."""
+    if sess is None:
+        return None
+    now = timezone.now()
+    lease = float(settings.AQ_PARALLEL_SESSION_LEASE_S)
+    mode = SessionMode.SERVER if instance is None else SessionMode.FIXED
+    here = (instance or settings.AQ_INSTANCE_NAME).strip()[:64]
+    new = sess._state.adding
+    before = (sess.mode, sess.instance, sess.partition_id, sess.partition_instance_id)
+    sess.mode, sess.instance = mode, here
+    if kept is not None:
+        sess.partition = kept
+        sess.partition_instance = kept.queue.queue_table.owner_instance
+    after = (sess.mode, sess.instance, sess.partition_id, sess.partition_instance_id)
+    if not new and before == after and sess.last_seen > now - timedelta(seconds=lease / 4):
+        return sess.pk
+    if new:
+        # Sessions that made no call for a lease are forgotten (they no longer count anyway).
+        LogicalQueueSession.objects.filter(last_seen__lt=now - timedelta(seconds=lease)).delete()
+        sess.user = user if getattr(user, "is_authenticated", False) else None  # type: ignore[assignment]
+        sess.created = now
+    sess.last_seen = now
+    # An upsert: two first calls of one new session may arrive together.
+    LogicalQueueSession.objects.bulk_create(
+        [sess],
+        update_conflicts=True,
+        unique_fields=["id"],
+        update_fields=["mode", "instance", "partition", "partition_instance", "last_seen"],
+    )
+    sess._state.adding = False
+    return sess.pk
 
 
 def logical_enqueue(
@@ -389,15 +555,22 @@ def logical_enqueue(
     partition: str | None = None,
     visibility: str | None = None,
     delivery_mode: str = DeliveryMode.PERSISTENT,
+    session: uuid.UUID | str | None = None,
 ) -> Placed:
     """Enqueue ``messages`` (one transaction) on one partition of the logical queue, chosen by
-    :func:`partition_for`. Persistent only."""
+    :func:`partition_for`. Persistent only. ``session``: the client session the call counts for
+    (registered or refreshed here); its kept partition is used, and when that partition moved
+    to another instance since, the call is refused with :class:`PartitionMoved`."""
     if delivery_mode != DeliveryMode.PERSISTENT:
         raise DomainError(BUFFERED_REFUSAL, field="delivery_mode")
     lq = logical_queue_resolve(logical_queue)
-    part = partition_for(logical_queue=lq, instance=instance, key=key, keep=partition)
+    sess = _session_get(lq, session, user)
+    _session_check(sess, partition, key)
+    keep = partition or (sess.partition.queue.name if sess and sess.partition else None)
+    part = partition_for(logical_queue=lq, instance=instance, key=key, keep=keep)
     ids = qs.message_enqueue(user=user, queue=part.queue, messages=messages, visibility=visibility)
-    return Placed(part, ids, [])
+    sid = _session_touch(sess, user=user, instance=instance, kept=None if key else part)
+    return Placed(part, ids, [], sid)
 
 
 def logical_dequeue(
@@ -409,6 +582,7 @@ def logical_dequeue(
     key: str | None = None,
     partition: str | None = None,
     ordered: bool = False,
+    session: uuid.UUID | str | None = None,
 ) -> Placed:
     """Dequeue from the session's partition, then from the other partitions active on the same
     instance (random order) while it is empty; with ``key``, from that group's partition only.
@@ -416,7 +590,11 @@ def logical_dequeue(
     ``ordered``: one consumer at a time per partition (a transaction-level advisory lock held
     until the dequeue commits, with the caller's transaction if there is one), so a group's
     messages are consumed in enqueue order even with several consumers; a busy partition is
-    skipped. Selectors (correlation, msgid, condition) and buffered messages are refused."""
+    skipped. Selectors (correlation, msgid, condition) and buffered messages are refused.
+
+    ``session`` as for :func:`logical_enqueue`. A blocking dequeue (``wait``) looks every
+    AQ_PARALLEL_FAILOVER_CHECK_S whether its partition moved to another instance, and then ends
+    at once with :class:`PartitionMoved` instead of waiting out its timeout."""
     for field in ("correlation", "msgid", "condition"):
         if getattr(request, field) not in (None, ""):
             raise DomainError(SELECTOR_REFUSAL, field=field)
@@ -428,24 +606,55 @@ def logical_dequeue(
             field="cursor",
         )
     lq = logical_queue_resolve(logical_queue)
-    home = partition_for(logical_queue=lq, instance=instance, key=key, keep=partition)
+    sess = _session_get(lq, session, user)
+    _session_check(sess, partition, key)
+    keep = partition or (sess.partition.queue.name if sess and sess.partition else None)
+    home = partition_for(logical_queue=lq, instance=instance, key=key, keep=keep)
     order = [home]
     if key is None:
         here = home.queue.queue_table.owner_instance.name  # type: ignore[union-attr]
         others = [p for p in _active_on(_partitions(lq), here) if p.pk != home.pk]
         random.shuffle(others)
         order += others
-    quick = qs.DequeueRequest(**{**request.__dict__, "wait": 0.0})
-    for i, part in enumerate(order):
-        # Wait (if asked) on the session's partition alone, after one quick look at all.
-        req = request if i == 0 and len(order) == 1 else quick
-        got = _dequeue_one(user, part, req, ordered=ordered)
+    quick = replace(request, wait=0.0)
+    found, got = home, []
+    # One quick look at each, the session's partition first; then wait on it alone, if asked.
+    for part in order:
+        got = _dequeue_one(user, part, quick, ordered=ordered)
         if got:
-            return Placed(part, [m.id for m in got], got)
-    if request.wait > 0 and len(order) > 1:
-        got = _dequeue_one(user, home, request, ordered=ordered)
-        return Placed(home, [m.id for m in got], got)
-    return Placed(home, [], [])
+            found = part
+            break
+    if not got and request.wait > 0:
+        got = _dequeue_waiting(user, home, request, ordered=ordered, sess=sess)
+    sid = _session_touch(sess, user=user, instance=instance, kept=None if key else found)
+    return Placed(found, [m.id for m in got], got, sid)
+
+
+def _dequeue_waiting(
+    user: User,
+    part: LogicalQueuePartition,
+    request: qs.DequeueRequest,
+    *,
+    ordered: bool,
+    sess: LogicalQueueSession | None,
+) -> list[queue_engine.DequeuedMessage]:
+    """Wait on ``part`` in slices of AQ_PARALLEL_FAILOVER_CHECK_S, looking between two slices
+    whether the partition moved to another instance: a client blocked on a partition its
+    instance no longer serves is told within a slice, not at the end of its timeout."""
+    was = part.queue.queue_table.owner_instance
+    step = max(0.05, float(settings.AQ_PARALLEL_FAILOVER_CHECK_S))
+    deadline = time.monotonic() + request.wait
+    while True:
+        left = deadline - time.monotonic()
+        got = _dequeue_one(
+            user, part, replace(request, wait=max(0.0, min(step, left))), ordered=ordered
+        )
+        if got or left <= step:
+            return got
+        moved = _moved(part, was)
+        if moved is not None:
+            _session_forget(sess)
+            raise moved
 
 
 def _dequeue_one(
