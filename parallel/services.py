@@ -34,7 +34,7 @@ from parallel import engine
 from parallel.models import LogicalQueue, LogicalQueuePartition, LogicalQueueSession, SessionMode
 from queues import engine as queue_engine
 from queues import services as qs
-from queues.choices import DeliveryMode, SortOrder
+from queues.choices import DeliveryMode, QueueKind, SortOrder
 from queues.models import Queue, QueueTable
 
 User = AbstractBaseUser | AnonymousUser | None
@@ -211,10 +211,7 @@ def logical_partition_update(
 ) -> LogicalQueuePartition:
     """The administrator's annotation of a partition (the paper's user-maintained view)."""
     _require(user, Capability.CONFIGURE)
-    if not isinstance(purpose, str):
-        raise DomainError("The purpose is text.", field="purpose")
-    if len(purpose) > 200:
-        raise DomainError("A purpose has at most 200 characters.", field="purpose")
+    _purpose_check(purpose)
     part = LogicalQueuePartition.objects.select_for_update().get(pk=partition.pk)
     before = {"purpose": part.purpose}
     part.purpose = purpose
@@ -276,16 +273,8 @@ def logical_queue_rebuild(
     parts = list(lq.partitions.select_related("queue__queue_table").order_by("position"))
     changed = []
     for part, (primary, secondary) in zip(parts, engine.ring(len(parts), insts), strict=True):
-        qt = part.queue.queue_table
-        want = (primary.pk if primary else None, secondary.pk if secondary else None)
-        if (qt.primary_instance_id, qt.secondary_instance_id) == want:
-            continue
-        # Clear first: swapping two instances would otherwise pass through primary == secondary.
-        qs.queue_table_update(
-            user=user, queue_table=qt, primary_instance=primary, secondary_instance=None
-        )
-        qs.queue_table_update(user=user, queue_table=qt, secondary_instance=secondary)
-        changed.append(part.queue.name)
+        if _instances_set(user, part.queue.queue_table, primary, secondary):
+            changed.append(part.queue.name)
     change_log_record(
         user=user,
         action=ChangeAction.ACTION,
@@ -294,6 +283,128 @@ def logical_queue_rebuild(
         after={"instances": [i.name for i in insts], "changed": changed},
     )
     return RebuildResult([i.name for i in insts], changed)
+
+
+def _instances_set(
+    user: User, qt: QueueTable, primary: Instance | None, secondary: Instance | None
+) -> bool:
+    """Give a partition's queue table this primary and secondary (through queues.services,
+    which recomputes and logs the owner); False when it has them already."""
+    want = (primary.pk if primary else None, secondary.pk if secondary else None)
+    if (qt.primary_instance_id, qt.secondary_instance_id) == want:
+        return False
+    # Clear first: swapping two instances would otherwise pass through primary == secondary.
+    qs.queue_table_update(
+        user=user, queue_table=qt, primary_instance=primary, secondary_instance=None
+    )
+    qs.queue_table_update(user=user, queue_table=qt, secondary_instance=secondary)
+    return True
+
+
+def _purpose_check(purpose: Any, *, field: str = "purpose") -> str:
+    if not isinstance(purpose, str):
+        raise DomainError("The purpose is text.", field=field)
+    if len(purpose) > 200:
+        raise DomainError("A purpose has at most 200 characters.", field=field)
+    return purpose
+
+
+@dataclass(frozen=True)
+class PartitionSpec:
+    """One partition of :func:`logical_queue_assemble`: an existing queue at ``position``, the
+    administrator's purpose and, when given (not None), its queue table's instances."""
+
+    position: int
+    queue: str
+    purpose: str = ""
+    primary_instance: Any = None
+    secondary_instance: Any = None
+    instances_given: bool = False
+
+
+@transaction.atomic
+def logical_queue_assemble(
+    *, user: User, name: str, partitions: Sequence[PartitionSpec], comment: str = ""
+) -> LogicalQueue:
+    """A logical queue over queues that exist already (a definitions import: the document
+    recreates the queue tables and queues first, then this mapping). Each queue is a normal
+    queue that is no other logical queue's partition; positions are 1..N, each once. With
+    ``instances_given``, a partition's queue table gets the primary and secondary named."""
+    _require(user, Capability.CONFIGURE)
+    name = _name_check(name)
+    if LogicalQueue.objects.filter(name__iexact=name).exists():
+        raise DomainError(f"A logical queue named {name} already exists.", field="name")
+    if not partitions:
+        raise DomainError("A logical queue has at least one partition.", field="partitions")
+    if len(partitions) > MAX_PARTITIONS:
+        raise DomainError(
+            f"A logical queue has 1 to {MAX_PARTITIONS} partitions.", field="partitions"
+        )
+    seen: set[int] = set()
+    for i, spec in enumerate(partitions):
+        ok = isinstance(spec.position, int) and not isinstance(spec.position, bool)
+        if not ok or not 1 <= spec.position <= len(partitions) or spec.position in seen:
+            raise DomainError(
+                f"Positions are 1 to {len(partitions)}, each once ({spec.position!r}).",
+                field=f"partitions[{i}].position",
+            )
+        seen.add(spec.position)
+    queues: list[Queue] = []
+    for i, spec in enumerate(partitions):
+        at = f"partitions[{i}]"
+        queue = Queue.objects.select_related("queue_table").filter(name=spec.queue).first()
+        if queue is None:
+            raise DomainError(f"No queue named {spec.queue}.", field=f"{at}.queue")
+        if queue.kind != QueueKind.NORMAL:
+            raise DomainError(f"{queue.name} is an exception queue.", field=f"{at}.queue")
+        taken = LogicalQueuePartition.objects.filter(queue=queue).select_related("logical_queue")
+        other = taken.first()
+        if other is not None or any(q.pk == queue.pk for q in queues):
+            owner = other.logical_queue.name if other else name
+            raise DomainError(
+                f"Queue {queue.name} is already a partition of logical queue {owner}.",
+                field=f"{at}.queue",
+            )
+        _purpose_check(spec.purpose, field=f"{at}.purpose")
+        queues.append(queue)
+    lq = LogicalQueue.objects.create(name=name, comment=comment)
+    for i, (spec, queue) in enumerate(zip(partitions, queues, strict=True)):
+        LogicalQueuePartition.objects.create(
+            logical_queue=lq, position=spec.position, queue=queue, purpose=spec.purpose
+        )
+        if spec.instances_given:
+            logical_partition_instances_set(
+                user=user,
+                queue_table=queue.queue_table,
+                primary_instance=spec.primary_instance,
+                secondary_instance=spec.secondary_instance,
+                field=f"partitions[{i}]",
+            )
+    change_log_record(
+        user=user,
+        action=ChangeAction.CREATE,
+        verb="logical_queue_assemble",
+        obj=lq,
+        after={**object_snapshot(lq), "partitions": [q.name for q in queues]},
+    )
+    return lq
+
+
+def logical_partition_instances_set(
+    *,
+    user: User,
+    queue_table: QueueTable,
+    primary_instance: Any,
+    secondary_instance: Any,
+    field: str = "",
+) -> bool:
+    """A partition's primary and secondary instance (names, INST_IDs or None), set on its queue
+    table through queues.services; False when it has them already."""
+    _require(user, Capability.CONFIGURE)
+    prefix = f"{field}." if field else ""
+    primary = instance_resolve(primary_instance, field=f"{prefix}primary_instance")
+    secondary = instance_resolve(secondary_instance, field=f"{prefix}secondary_instance")
+    return _instances_set(user, QueueTable.objects.get(pk=queue_table.pk), primary, secondary)
 
 
 # --- messages ------------------------------------------------------------------------------------
