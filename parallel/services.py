@@ -1,7 +1,8 @@
-"""Writes of the parallel app: logical queues (create, comment, rebuild, drop), the partitions'
-purpose, and enqueue/dequeue on a logical queue. The physical queues and queue tables are made,
-altered and dropped only through queues.services, inside the same transaction, so a refused step
-leaves nothing behind.
+"""Writes of the parallel app: logical queues (create, assemble from existing queues, comment,
+rebuild, drop), the partitions' purpose and instances, enqueue/dequeue on a logical queue and the
+client sessions those calls register (the only writer of aq_logical_queue_session). The
+physical queues and queue tables are made, altered and dropped only through queues.services,
+inside the same transaction, so a refused step leaves nothing behind.
 
 ``user=None`` means an internal caller (a benchmark, a Celery task)."""
 
@@ -390,6 +391,7 @@ def logical_queue_assemble(
     return lq
 
 
+@transaction.atomic
 def logical_partition_instances_set(
     *,
     user: User,
