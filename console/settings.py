@@ -327,6 +327,11 @@ AQ_INSTANCE_NAME = os.environ.get("AQ_INSTANCE_NAME", "").strip() or socket.geth
 # Parallel queues: the max/min depth ratio of a logical queue's partitions above which the
 # balance view flags it (spec T7: "approximately the same size"; 1.2 is the project's choice).
 AQ_PARALLEL_BALANCE_RATIO = float(os.environ.get("AQ_PARALLEL_BALANCE_RATIO", "1.2"))
+# A client session of a logical queue (its enqueue/dequeue calls) counts in the balance view until
+# it makes no call for this long; a blocking logical dequeue looks this often whether its
+# partition moved to another instance (failover), so it ends early with the notice.
+AQ_PARALLEL_SESSION_LEASE_S = _env_float("AQ_PARALLEL_SESSION_LEASE_S", 60)
+AQ_PARALLEL_FAILOVER_CHECK_S = _env_float("AQ_PARALLEL_FAILOVER_CHECK_S", 1)
 AQ_INSTANCE_HEARTBEAT_LIMIT_S = _env_float("AQ_INSTANCE_HEARTBEAT_LIMIT_S", 15)
 AQ_DISPATCH_INTERVAL_S = _env_float("AQ_DISPATCH_INTERVAL_S", 1)
 # The Messaging Gateway (gateway app). Back-off and FAILED-after-16 are MGW's (spec/gateway.md

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Model
+from django.db.models import Model, Prefetch
 from django.utils.dateparse import parse_datetime
 
 from core import crypto
@@ -26,6 +26,8 @@ from gateway.models import Agent as GatewayAgent
 from gateway.models import ForeignQueue, Job, Link
 from jobs import services as jobs_services
 from jobs.models import Propagation
+from parallel import services as parallel_services
+from parallel.models import LogicalQueue, LogicalQueuePartition
 from queues import services as queue_services
 from queues.models import Agent as AqAgent
 from queues.models import Queue, QueuePrivilege, QueueTable, Subscriber
@@ -927,6 +929,118 @@ def _propagation_find(row: Row) -> Model | None:
     return Propagation.objects.filter(name=row.get("name")).first()
 
 
+# --- parallel app: logical queues (their queue tables and queues are in the lists above) --------
+
+PARTITION_FIELDS = ("position", "queue", "primary_instance", "secondary_instance", "purpose")
+
+
+def _logical_queue_rows() -> Iterable[tuple[Model, Row]]:
+    parts = Prefetch(
+        "partitions",
+        queryset=LogicalQueuePartition.objects.select_related(
+            "queue__queue_table__primary_instance", "queue__queue_table__secondary_instance"
+        ).order_by("position"),
+    )
+    for lq in LogicalQueue.objects.prefetch_related(parts).order_by("name"):
+        rows = []
+        for p in lq.partitions.all():
+            qt = p.queue.queue_table
+            rows.append(
+                {
+                    "position": p.position,
+                    "queue": p.queue.name,
+                    # The queue table's, repeated here so the mapping reads whole (S003's view).
+                    "primary_instance": qt.primary_instance.name if qt.primary_instance else None,
+                    "secondary_instance": (
+                        qt.secondary_instance.name if qt.secondary_instance else None
+                    ),
+                    "purpose": p.purpose,
+                }
+            )
+        yield lq, {"name": lq.name, "comment": lq.comment, "partitions": rows}
+
+
+def _partition_specs(value: Any) -> list[parallel_services.PartitionSpec]:
+    if not isinstance(value, list):
+        raise DomainError(
+            "partitions is a list of {position, queue, primary_instance, secondary_instance, "
+            "purpose}.",
+            field="partitions",
+        )
+    specs = []
+    for i, item in enumerate(value):
+        at = f"partitions[{i}]"
+        if not isinstance(item, dict):
+            raise DomainError("Each partition is an object.", field=at)
+        unknown = [k for k in item if k not in PARTITION_FIELDS]
+        if unknown:
+            raise DomainError(
+                f"Unknown field {unknown[0]!r} (known: {', '.join(PARTITION_FIELDS)}).",
+                field=f"{at}.{unknown[0]}",
+            )
+        if not isinstance(item.get("queue"), str):
+            raise DomainError("queue is required (text).", field=f"{at}.queue")
+        specs.append(
+            parallel_services.PartitionSpec(
+                position=item.get("position"),  # type: ignore[arg-type]
+                queue=item["queue"],
+                purpose=item.get("purpose", ""),
+                primary_instance=item.get("primary_instance"),
+                secondary_instance=item.get("secondary_instance"),
+                instances_given="primary_instance" in item or "secondary_instance" in item,
+            )
+        )
+    return specs
+
+
+def _logical_queue_create(user: User, row: Row) -> None:
+    parallel_services.logical_queue_assemble(
+        user=user,
+        name=row["name"],
+        comment=row.get("comment", ""),
+        partitions=_partition_specs(row.get("partitions", [])),
+    )
+
+
+def _logical_queue_update(user: User, obj: Model, current: Row, changes: Row) -> None:
+    if "comment" in changes:
+        parallel_services.logical_queue_update(
+            user=user, logical_queue=obj, comment=changes["comment"]
+        )
+    if "partitions" not in changes:
+        return
+    specs = _partition_specs(changes["partitions"])
+    have = {p["position"]: p for p in current["partitions"]}
+    if sorted((s.position, s.queue) for s in specs) != sorted(
+        (p["position"], p["queue"]) for p in have.values()
+    ):
+        _refuse("partitions (their positions and queues)", f"logical queue {obj}")
+    parts = {p.position: p for p in obj.partitions.select_related("queue__queue_table")}  # type: ignore[attr-defined]
+    for i, spec in enumerate(specs):
+        was, part = have[spec.position], parts[spec.position]
+        if spec.purpose != was["purpose"]:
+            parallel_services.logical_partition_update(
+                user=user, partition=part, purpose=spec.purpose
+            )
+        wanted = (spec.primary_instance, spec.secondary_instance)
+        if spec.instances_given and wanted != (was["primary_instance"], was["secondary_instance"]):
+            parallel_services.logical_partition_instances_set(
+                user=user,
+                queue_table=part.queue.queue_table,
+                primary_instance=spec.primary_instance,
+                secondary_instance=spec.secondary_instance,
+                field=f"partitions[{i}]",
+            )
+
+
+def _logical_queue_delete(user: User, obj: Model) -> None:
+    parallel_services.logical_queue_delete(user=user, logical_queue=obj)
+
+
+def _logical_queue_find(row: Row) -> Model | None:
+    return LogicalQueue.objects.filter(name=row.get("name")).first()
+
+
 def _no_update(what: str) -> Callable[[User, Model, Row, Row], None]:
     def update(user: User, obj: Model, current: Row, changes: Row) -> None:
         _refuse(sorted(changes)[0], f"{what} {obj}")
@@ -1047,6 +1161,16 @@ KINDS: tuple[Kind, ...] = (
         _grant_delete,
         ("queue", "user", "privilege"),
         _grant_find,
+    ),
+    Kind(
+        "logical_queues",
+        ("name",),
+        _logical_queue_rows,
+        _logical_queue_create,
+        _logical_queue_update,
+        _logical_queue_delete,
+        ("name", "comment", "partitions"),
+        _logical_queue_find,
     ),
     Kind(
         "database_links",

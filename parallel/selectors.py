@@ -4,16 +4,20 @@ purpose) and the balance view (spec §5.6 items 8 and 9)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, QuerySet
+from django.db.models.functions import Now
+from django.utils import timezone
 
 from instances.choices import InstanceStatus
+from instances.models import Instance
 from instances.selectors import up_expression
 from monitoring.choices import RateRange, SeriesKind
 from monitoring.selectors import rates_get
-from parallel.models import LogicalQueue, LogicalQueuePartition
+from parallel.models import LogicalQueue, LogicalQueuePartition, LogicalQueueSession
 from queues import selectors as queue_selectors
 
 _QT = "queue__queue_table__"
@@ -61,6 +65,19 @@ def logical_queue_warnings(lq: LogicalQueue) -> list[str]:
     return out
 
 
+def session_counts(lq: LogicalQueue) -> list[tuple[str, int | None, int]]:
+    """(client instance, kept partition id, sessions) over the sessions of ``lq`` that made a
+    call within AQ_PARALLEL_SESSION_LEASE_S: the clients of the balance view."""
+    since = timezone.now() - timedelta(seconds=float(settings.AQ_PARALLEL_SESSION_LEASE_S))
+    rows = (
+        LogicalQueueSession.objects.filter(logical_queue=lq, last_seen__gte=since)
+        .values("instance", "partition_id")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return [(r["instance"], r["partition_id"], r["n"]) for r in rows]
+
+
 def _last(values: list[float | None]) -> float | None:
     return next((v for v in reversed(values) if v is not None), None)
 
@@ -68,14 +85,22 @@ def _last(values: list[float | None]) -> float | None:
 def logical_queue_balance(lq: LogicalQueue, *, instance: str | None = None) -> dict[str, Any]:
     """Per partition: depth (ready and waiting messages), the engine's enqueue and dequeue
     counters and their latest rates from the monitoring app's samples (None before two samples
-    exist), plus the max/min depth ratio against AQ_PARALLEL_BALANCE_RATIO, the per-instance
+    exist) and its clients (sessions keeping it), plus the max/min depth ratio against AQ_PARALLEL_BALANCE_RATIO, the per-instance
     totals and the "least-loaded queue on this instance" of S003's query (the partition active
-    on ``instance``, default this process's, with the fewest messages enqueued). Like Oracle's
+    on ``instance``, default this process's, with the fewest messages enqueued). Clients are the
+    sessions seen within AQ_PARALLEL_SESSION_LEASE_S, per partition they keep and per instance
+    they are on (server mode: the process's; fixed-client mode: the one they name). Like Oracle's
     GV$ views these are estimates: counters and depths read at slightly different moments."""
     parts = list(partition_list().filter(logical_queue=lq))
     queues = {
         q.pk: q for q in queue_selectors.queue_list().filter(pk__in=[p.queue_id for p in parts])
     }
+    counts = session_counts(lq)
+    per_partition: dict[int | None, int] = {}
+    per_client_instance: dict[str, int] = {}
+    for inst, part_id, n in counts:
+        per_partition[part_id] = per_partition.get(part_id, 0) + n
+        per_client_instance[inst.lower()] = per_client_instance.get(inst.lower(), 0) + n
     rows = []
     for p in parts:
         q = queues[p.queue_id]
@@ -98,6 +123,7 @@ def logical_queue_balance(lq: LogicalQueue, *, instance: str | None = None) -> d
                 "dequeued": q.dequeued,
                 "enqueue_rate": _last(rates["series"]["enqueue_rate"]),
                 "dequeue_rate": _last(rates["series"]["dequeue_rate"]),
+                "clients": per_partition.get(p.pk, 0),
             }
         )
     depths = [r["depth"] for r in rows]
@@ -112,10 +138,32 @@ def logical_queue_balance(lq: LogicalQueue, *, instance: str | None = None) -> d
     for r in rows:
         name = r["active_instance"] or "(none)"
         agg = per_instance.setdefault(
-            name, {"instance": name, "status": r["active_status"], "partitions": 0, "depth": 0}
+            name.lower(),
+            {
+                "instance": name,
+                "status": r["active_status"],
+                "partitions": 0,
+                "depth": 0,
+                "clients": per_client_instance.get(name.lower(), 0),
+            },
         )
         agg["partitions"] += 1
         agg["depth"] += r["depth"]
+    # Clients on an instance that serves no partition now (failed over, not moved yet).
+    for inst, n in sorted(per_client_instance.items()):
+        if inst not in per_instance:
+            status = (
+                InstanceStatus.UP
+                if Instance.objects.filter(name__iexact=inst, alive_until__gt=Now()).exists()
+                else InstanceStatus.DOWN
+            )
+            per_instance[inst] = {
+                "instance": next(c[0] for c in counts if c[0].lower() == inst),
+                "status": status,
+                "partitions": 0,
+                "depth": 0,
+                "clients": n,
+            }
     return {
         "logical_queue": lq.name,
         "estimates": True,
@@ -127,5 +175,7 @@ def logical_queue_balance(lq: LogicalQueue, *, instance: str | None = None) -> d
         "balanced": ratio is not None and ratio <= limit,
         "instance": here,
         "least_loaded_queue": least["queue"] if least else None,
-        "per_instance": sorted(per_instance.values(), key=lambda a: a["instance"]),
+        "per_instance": sorted(per_instance.values(), key=lambda a: a["instance"].lower()),
+        "clients": sum(n for _i, _p, n in counts),
+        "session_lease_s": float(settings.AQ_PARALLEL_SESSION_LEASE_S),
     }

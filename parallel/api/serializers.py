@@ -11,7 +11,7 @@ from parallel.selectors import logical_queue_warnings
 from queues.api.serializers import DequeueSerializer, EnqueueSerializer
 from queues.choices import SortOrder
 
-ROUTING = ("instance", "key", "partition")
+ROUTING = ("instance", "key", "partition", "session")
 
 
 class PartitionSerializer(serializers.ModelSerializer):
@@ -136,6 +136,14 @@ class RoutingSerializer(serializers.Serializer):
         help_text="The partition the previous answer named: kept while it is active on the "
         "instance (the paper's session), else another is picked.",
     )
+    session = serializers.UUIDField(
+        required=False,
+        allow_null=True,
+        help_text="The client session the previous answer named: send it back so the calls "
+        "count as one client and keep its partition. Left out: a new session. When its "
+        "partition has moved to another instance since, the call is refused with 409 "
+        "partition_moved (partition, from, to), once.",
+    )
 
 
 def _split(data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -165,6 +173,7 @@ class PlacedSerializer(serializers.Serializer):
     position = serializers.IntegerField()
     instance = serializers.CharField(allow_null=True, help_text="Its active instance.")
     ids = serializers.ListField(child=serializers.IntegerField())
+    session = serializers.UUIDField(help_text="The client session: send it back.")
 
 
 class RebuildResultSerializer(serializers.Serializer):
@@ -190,6 +199,7 @@ class PartitionBalanceSerializer(serializers.Serializer):
         allow_null=True, help_text="Per second, the latest monitoring sample (null before two)."
     )
     dequeue_rate = serializers.FloatField(allow_null=True)
+    clients = serializers.IntegerField(help_text="Client sessions keeping this partition.")
 
 
 class InstanceBalanceSerializer(serializers.Serializer):
@@ -197,6 +207,7 @@ class InstanceBalanceSerializer(serializers.Serializer):
     status = serializers.CharField()
     partitions = serializers.IntegerField()
     depth = serializers.IntegerField()
+    clients = serializers.IntegerField(help_text="Client sessions on this instance.")
 
 
 class BalanceSerializer(serializers.Serializer):
@@ -213,3 +224,7 @@ class BalanceSerializer(serializers.Serializer):
     instance = serializers.CharField(help_text="Whose least-loaded queue this is.")
     least_loaded_queue = serializers.CharField(allow_null=True)
     per_instance = InstanceBalanceSerializer(many=True)
+    clients = serializers.IntegerField(
+        help_text="Client sessions that made a call within session_lease_s."
+    )
+    session_lease_s = serializers.FloatField(help_text="AQ_PARALLEL_SESSION_LEASE_S.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.db.models import QuerySet
@@ -28,6 +29,7 @@ def _placed(placed: services.Placed) -> dict[str, Any]:
         "position": placed.partition.position,
         "instance": owner.name if owner else None,
         "ids": placed.ids,
+        "session": str(placed.session) if placed.session else None,
     }
 
 
@@ -80,7 +82,9 @@ class LogicalQueueViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
     @action(detail=True, methods=["post"])
     def enqueue(self, request: Request, pk: str | None = None) -> Response:
         """Enqueue one message (or ``messages``, one transaction) on one partition; the answer
-        names it: send it back as ``partition`` to keep it for the session. Persistent only."""
+        names it and the client ``session``: send the session back to keep both. Persistent
+        only. 409 ``partition_moved`` (partition, from, to): the session's partition moved to
+        another instance (failover); call again to get another partition of your instance."""
         lq = self.get_object()
         ser = s.LogicalEnqueueSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
@@ -94,6 +98,7 @@ class LogicalQueueViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
             partition=d.get("partition"),
             visibility=d.get("visibility"),
             delivery_mode=d["delivery_mode"],
+            session=d.get("session") or uuid.uuid4(),
         )
         return Response(_placed(placed), status=status.HTTP_201_CREATED)
 
@@ -102,12 +107,14 @@ class LogicalQueueViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
     def dequeue(self, request: Request, pk: str | None = None) -> Response:
         """Dequeue from the session's partition, then the instance's other partitions; with
         ``key``, from that group's partition. No selector (correlation, msgid, condition) and no
-        buffered messages: refused with the reason."""
+        buffered messages: refused with the reason. 409 ``partition_moved`` as for enqueue; a
+        ``wait`` in progress ends with it within AQ_PARALLEL_FAILOVER_CHECK_S."""
         lq = self.get_object()
         ser = s.LogicalDequeueSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         d = dict(ser.validated_data)
         routing = {k: d.pop(k, None) for k in s.ROUTING}
+        routing["session"] = routing["session"] or uuid.uuid4()  # a new client session
         ordered = d.pop("ordered")
         placed = services.logical_dequeue(
             user=request.user,

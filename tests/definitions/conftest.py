@@ -36,7 +36,8 @@ def add_what_the_demo_lacks(db_user: Any) -> None:
     custom transformations, a disabled rule set member, a queue table with
     primary and secondary instances, an AQ agent with a user, a grant, a
     subscriber with a rule, a second gateway agent with options (one encrypted), a stopped
-    propagation, a disabled schedule, a propagation without one and a disabled job."""
+    propagation, a disabled schedule, a propagation without one, a disabled job and a logical
+    queue with a partition's purpose."""
     from gateway import services as gw
     from gateway.models import Job
     from jobs import services as js
@@ -95,6 +96,13 @@ def add_what_the_demo_lacks(db_user: Any) -> None:
         comment="Not scheduled.",
     )
     gw.job_disable(user=None, job=Job.objects.get(name="RABBIT_IN"))
+    # A logical queue (parallel queues): two partitions in a ring over the same two instances.
+    from parallel import services as ps
+
+    sms = ps.logical_queue_create(
+        user=None, name="SMS", partitions=2, instances=["NODE_A", "NODE_B"], comment="Texts."
+    )
+    ps.logical_partition_update(user=None, partition=sms.partitions.get(position=2), purpose="EU")
 
 
 @pytest.fixture

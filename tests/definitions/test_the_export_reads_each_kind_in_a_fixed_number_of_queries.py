@@ -10,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from definitions.selectors import definitions_export
 from gateway import services as gw
+from parallel import services as ps
 from queues import services as qs
 from queues.models import Queue
 from rules import services as rs
@@ -56,6 +57,7 @@ def _more_of_each(user: User) -> None:
         agent=mgw_agent,
     )
     gw.foreign_queue_register(user=None, name="MORE_OUT", link=link, provider_queue="more/out")
+    ps.logical_queue_create(user=None, name="MORE_LQ", partitions=3, instances=["NODE_B"])
 
 
 def test_more_objects_take_no_more_queries(demo_document):
