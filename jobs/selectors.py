@@ -941,6 +941,13 @@ def spark_job_counters(job: Any) -> dict[str, Any]:
     }
 
 
+def spark_job_parts_written(job_id: int, attempt: int) -> bool:
+    """Whether the attempt has committed a part yet (its following task's sign of WRITING)."""
+    from jobs.models import SparkJobPart
+
+    return SparkJobPart.objects.filter(job_id=job_id, attempt=attempt).exists()
+
+
 def spark_job_parts(job: Any) -> QuerySet[Any]:
     """The job's committed parts, in part order."""
     from jobs.models import SparkJobPart

@@ -13,6 +13,8 @@
     propagate_rate: ["Propagated/s", "#6f42c1"],
     gateway_in_rate: ["Gateway in/s", "#0aa2c0"],
     gateway_out_rate: ["Gateway out/s", "#fd7e14"],
+    in_rate: ["In/s", "#0aa2c0"], // a gateway job: taken from its source
+    out_rate: ["Out/s", "#fd7e14"], // a gateway job: delivered to its destination
     depth: ["Depth", "#6c757d"],
     backlog: ["Backlog", "#dc3545"],
   };
