@@ -1031,7 +1031,7 @@ def spark_job_submit(
     what only the run can find (an empty source, an unreachable master, a worker too small) fails
     the job row with the reason."""
     from jobs import spark_submit
-    from jobs.choices import SparkMode, SparkSelection
+    from jobs.choices import SparkJobPhase, SparkMode, SparkSelection
     from jobs.models import SparkJob, SparkJobDestination
 
     _require(user, Capability.OPERATE)
@@ -1106,6 +1106,7 @@ def spark_job_submit(
         spark_submit.memory_mb(executor_memory)
     errors.raise_any()
     assert source_queue is not None
+    now = timezone.now()
     job = SparkJob.objects.create(
         name=name,
         source_queue=source_queue,
@@ -1122,6 +1123,8 @@ def spark_job_submit(
         executor_cores=executor_cores,
         executor_memory=executor_memory.strip().lower(),
         attempt=1,
+        submitted_at=now,
+        phase_at={SparkJobPhase.QUEUED: now.isoformat()},
         submitted_by=user.get_username() if user is not None and user.is_authenticated else "",
     )
     SparkJobDestination.objects.bulk_create(
@@ -1277,13 +1280,13 @@ def spark_job_rerun(*, user: User, job: Any) -> Any:
     job.attempt += 1
     job.state = SparkJobState.SUBMITTED
     job.phase = SparkJobPhase.QUEUED
-    job.phase_at = {}
     job.cancel_requested = False
     job.error = ""
     job.app_id = ""
     job.tasks_done = job.tasks_total = 0
     job.started_at = job.finished_at = job.heartbeat_at = None
     job.submitted_at = timezone.now()
+    job.phase_at = {SparkJobPhase.QUEUED: job.submitted_at.isoformat()}
     job.save()
     _log(
         user,

@@ -369,6 +369,7 @@ def test_the_phase_shows_before_spark_has_a_task_to_count(
     # Submitted: the task waits for a worker; no "0 of 0 Spark tasks".
     queued = _phase(monitor_client, job)
     assert 'data-spark-phase="QUEUED"' in queued and "Submitted: task queued" in queued
+    assert "(for " in queued
     progress = monitor_client.get(f"/spark/{job.pk}/status/").content.decode()
     assert "0 of 0" not in progress and "no Spark stage yet" in progress
 
@@ -399,7 +400,7 @@ def test_cancel_and_rerun_set_the_phase(operator_client, job):
 
     operator_client.post(f"/spark/{job.pk}/rerun/")
     job.refresh_from_db()
-    assert (job.state, job.phase, job.phase_at) == ("SUBMITTED", "QUEUED", {})
+    assert (job.state, job.phase, list(job.phase_at)) == ("SUBMITTED", "QUEUED", ["QUEUED"])
 
 
 def _actions(client, job: SparkJob) -> str:  # type: ignore[no-untyped-def]
