@@ -16,6 +16,7 @@ from gateway.drivers import driver_class
 from gateway.drivers.base import AT_LEAST_ONCE
 from gateway.models import Agent, AgentLogLine, ForeignQueue, Job, Link
 from jobs.models import Worker
+from queues.selectors import subscriber_backlog_sql
 
 
 def agent_list() -> QuerySet[Agent]:
@@ -174,18 +175,8 @@ def agent_summary() -> dict[str, Any]:
     }
 
 
-# What an outbound job's multi-consumer source still keeps for it: its subscriber's consumer
-# rows, less its copies parked in the exception queue (as a propagation's backlog is counted,
-# jobs.selectors._BACKLOG_SQL).
-_SUBSCRIBER_BACKLOG_SQL = """
-(SELECT count(*) FROM aq_message_consumer mc WHERE mc.subscriber_id = gateway_job.subscriber_id)
-- (SELECT count(*) FROM aq_message m
-   JOIN aq_message_consumer mc ON mc.message_id = m.id
-    AND mc.subscriber_id = gateway_job.subscriber_id
-   WHERE m.state = 'EXPIRED' AND m.queue_id = (
-       SELECT q.exception_queue_id FROM queues_queue q
-       WHERE q.id = gateway_job.source_queue_id))
-"""
+# What an outbound job's multi-consumer source still keeps for it, as for a propagation.
+_SUBSCRIBER_BACKLOG_SQL = subscriber_backlog_sql("gateway_job")
 
 
 def outbound_backlogs(queue_depths: dict[int, int]) -> dict[int, int]:

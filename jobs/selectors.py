@@ -32,6 +32,7 @@ from jobs.choices import STATE_COLOURS, RunState, ScheduleState
 from jobs.models import Maintenance, Propagation, PropagationRun, PropagationSchedule, Worker
 from queues.choices import MessageState, QueueKind
 from queues.models import Message, Queue
+from queues.selectors import subscriber_backlog_sql
 
 RATE_WINDOW_S = 60
 
@@ -72,19 +73,8 @@ def _state_expression(now: Any, restricted: bool) -> Case:
     return Case(*whens, default=Value(ScheduleState.IDLE), output_field=CharField())
 
 
-# What the source still keeps for a propagation: its subscriber's consumer rows, counted on the
-# (subscriber_id, message_id) index, less its copies parked in the exception queue (found from
-# that queue's side, which is small). Joining every consumer row to aq_message took seconds at
-# 100k messages behind.
-_BACKLOG_SQL = """
-(SELECT count(*) FROM aq_message_consumer mc WHERE mc.subscriber_id = jobs_propagation.subscriber_id)
-- (SELECT count(*) FROM aq_message m
-   JOIN aq_message_consumer mc ON mc.message_id = m.id
-    AND mc.subscriber_id = jobs_propagation.subscriber_id
-   WHERE m.state = 'EXPIRED' AND m.queue_id = (
-       SELECT q.exception_queue_id FROM queues_queue q
-       WHERE q.id = jobs_propagation.source_queue_id))
-"""
+# What the source still keeps for a propagation (its subscriber's copies).
+_BACKLOG_SQL = subscriber_backlog_sql("jobs_propagation")
 # The enqueue time of the next message the propagation will take: the head of the source in
 # dequeue order (aq_message_dequeue_v2), not a minimum over the whole backlog.
 _OLDEST_SQL = """
