@@ -10,12 +10,13 @@ from django.db import connection
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
-from gateway.choices import AGENT_LIVE_STATES, AgentPing, AgentStatus
+from gateway.choices import AGENT_LIVE_STATES, AgentPing, AgentStatus, Direction
 from gateway.config import LOCK_NS, config
 from gateway.drivers import driver_class
 from gateway.drivers.base import AT_LEAST_ONCE
 from gateway.models import Agent, AgentLogLine, ForeignQueue, Job, Link
 from jobs.models import Worker
+from queues.selectors import subscriber_backlog_sql
 
 
 def agent_list() -> QuerySet[Agent]:
@@ -172,3 +173,30 @@ def agent_summary() -> dict[str, Any]:
         "running": Agent.objects.filter(status=AgentStatus.RUNNING).count(),
         "failing_jobs": Job.objects.filter(Q(status="FAILED") | Q(status="RETRY")).count(),
     }
+
+
+# What an outbound job's multi-consumer source still keeps for it, as for a propagation.
+_SUBSCRIBER_BACKLOG_SQL = subscriber_backlog_sql("gateway_job")
+
+
+def outbound_backlogs(queue_depths: dict[int, int]) -> dict[int, int]:
+    """Per OUTBOUND job id: the messages waiting at its source for it. A multi-consumer source
+    keeps its subscriber's copies (counted here, one query for every job); a single-consumer
+    source's whole depth is the job's (the job is its only reader), taken from ``queue_depths``
+    (queue id → READY + WAITING, which the caller has already read). INBOUND jobs are left out:
+    a foreign source's depth is not read."""
+    from django.db.models.expressions import RawSQL
+
+    rows = (
+        Job.objects.filter(direction=Direction.OUTBOUND)
+        .order_by()
+        .annotate(
+            sub_backlog=RawSQL(
+                f"CASE WHEN gateway_job.subscriber_id IS NULL THEN NULL "
+                f"ELSE {_SUBSCRIBER_BACKLOG_SQL} END",
+                (),
+            )
+        )
+        .values_list("pk", "source_queue_id", "sub_backlog")
+    )
+    return {pk: sub if sub is not None else queue_depths.get(source, 0) for pk, source, sub in rows}

@@ -66,6 +66,24 @@ class SparkJobState(models.TextChoices):
 
 
 SPARK_ACTIVE_STATES = (SparkJobState.SUBMITTED, SparkJobState.RUNNING)
+
+
+class SparkJobPhase(models.TextChoices):
+    """Where a Spark job is within its state, for the page while Spark has no task to count
+    yet: QUEUED while SUBMITTED; STARTING, READING, WRITING while RUNNING (the following task
+    derives them from the driver's reports); then the finished state itself."""
+
+    QUEUED = "QUEUED", "Submitted: task queued"
+    STARTING = "STARTING", "Starting Spark"
+    READING = "READING", "Reading"
+    WRITING = "WRITING", "Writing"
+    SUCCEEDED = "SUCCEEDED", "Succeeded"
+    FAILED = "FAILED", "Failed"
+    CANCELLED = "CANCELLED", "Cancelled"
+
+
+# The order phases move in within an attempt (a follower never moves one back).
+SPARK_PHASE_ORDER = {p: i for i, p in enumerate(SparkJobPhase.values)}
 SPARK_STATE_COLOURS = {
     SparkJobState.SUBMITTED: "secondary",
     SparkJobState.RUNNING: "primary",

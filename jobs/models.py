@@ -14,7 +14,14 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core.validators import name_validator
-from jobs.choices import RunEnd, RunState, SparkJobState, SparkMode, SparkSelection
+from jobs.choices import (
+    RunEnd,
+    RunState,
+    SparkJobPhase,
+    SparkJobState,
+    SparkMode,
+    SparkSelection,
+)
 
 
 class Propagation(models.Model):
@@ -329,6 +336,12 @@ class SparkJob(models.Model):
     state = models.CharField(
         max_length=10, choices=SparkJobState.choices, default=SparkJobState.SUBMITTED
     )
+    phase = models.CharField(
+        max_length=10, choices=SparkJobPhase.choices, default=SparkJobPhase.QUEUED
+    )
+    # When this attempt entered each phase it went through ({phase: ISO time}); a phase shorter
+    # than the follower's poll may be missing.
+    phase_at = models.JSONField(default=dict, blank=True)
     cancel_requested = models.BooleanField(default=False)
     app_id = models.CharField(max_length=128, blank=True)
     tasks_done = models.IntegerField(default=0)

@@ -32,6 +32,7 @@ from jobs.choices import STATE_COLOURS, RunState, ScheduleState
 from jobs.models import Maintenance, Propagation, PropagationRun, PropagationSchedule, Worker
 from queues.choices import MessageState, QueueKind
 from queues.models import Message, Queue
+from queues.selectors import subscriber_backlog_sql
 
 RATE_WINDOW_S = 60
 
@@ -77,7 +78,7 @@ def _state_expression(now: Any, restricted: bool) -> Case:
 # functions (jobs migration 0011), so that the list's plan does not cover every queue table's
 # message storage (0.4 s of planning per read at 100 queue tables).
 _PROPAGATION_ARGS = "(jobs_propagation.subscriber_id, jobs_propagation.source_queue_id)"
-_BACKLOG_SQL = "aq_propagation_backlog" + _PROPAGATION_ARGS
+_BACKLOG_SQL = subscriber_backlog_sql("jobs_propagation")
 _OLDEST_SQL = "aq_propagation_oldest" + _PROPAGATION_ARGS
 
 
@@ -923,6 +924,13 @@ def spark_job_counters(job: Any) -> dict[str, Any]:
         "propagated": per_destination,
         "propagated_total": sum(per_destination.values()),
     }
+
+
+def spark_job_parts_written(job_id: int, attempt: int) -> bool:
+    """Whether the attempt has committed a part yet (its following task's sign of WRITING)."""
+    from jobs.models import SparkJobPart
+
+    return SparkJobPart.objects.filter(job_id=job_id, attempt=attempt).exists()
 
 
 def spark_job_parts(job: Any) -> QuerySet[Any]:

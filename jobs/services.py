@@ -16,8 +16,8 @@ import psycopg
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
-from django.db.models import Case, CharField, F, Q, Value, When
-from django.db.models.functions import Concat, Now
+from django.db.models import Case, CharField, F, Func, Q, Value, When
+from django.db.models.functions import Concat, JSONObject, Now
 from django.utils import timezone
 
 from core.choices import Capability, ChangeAction
@@ -1031,7 +1031,7 @@ def spark_job_submit(
     what only the run can find (an empty source, an unreachable master, a worker too small) fails
     the job row with the reason."""
     from jobs import spark_submit
-    from jobs.choices import SparkMode, SparkSelection
+    from jobs.choices import SparkJobPhase, SparkMode, SparkSelection
     from jobs.models import SparkJob, SparkJobDestination
 
     _require(user, Capability.OPERATE)
@@ -1106,6 +1106,7 @@ def spark_job_submit(
         spark_submit.memory_mb(executor_memory)
     errors.raise_any()
     assert source_queue is not None
+    now = timezone.now()
     job = SparkJob.objects.create(
         name=name,
         source_queue=source_queue,
@@ -1122,6 +1123,8 @@ def spark_job_submit(
         executor_cores=executor_cores,
         executor_memory=executor_memory.strip().lower(),
         attempt=1,
+        submitted_at=now,
+        phase_at={SparkJobPhase.QUEUED: now.isoformat()},
         submitted_by=user.get_username() if user is not None and user.is_authenticated else "",
     )
     SparkJobDestination.objects.bulk_create(
@@ -1155,7 +1158,7 @@ def _spark_send(job: Any) -> None:
 def spark_job_claim(job_id: int, attempt: int, *, worker: str, task_id: str) -> Any:
     """The task's claim of its attempt (one conditional UPDATE): None when another task has it,
     the attempt is stale, or it was cancelled before a worker took it."""
-    from jobs.choices import SparkJobState
+    from jobs.choices import SparkJobPhase, SparkJobState
     from jobs.models import SparkJob
 
     now = timezone.now()
@@ -1163,6 +1166,11 @@ def spark_job_claim(job_id: int, attempt: int, *, worker: str, task_id: str) -> 
         pk=job_id, attempt=attempt, state=SparkJobState.SUBMITTED, cancel_requested=False
     ).update(
         state=SparkJobState.RUNNING,
+        phase=SparkJobPhase.STARTING,
+        # The task's claim: the queued phase began at (re)submission.
+        phase_at=JSONObject(
+            QUEUED=Func(F("submitted_at"), function="to_jsonb"), STARTING=Value(now.isoformat())
+        ),
         started_at=now,
         heartbeat_at=now,
         worker=worker,
@@ -1212,6 +1220,7 @@ def spark_job_finish(
     )
     fields: dict[str, Any] = {
         "state": state,
+        "phase": state,  # a finished job's phase is its state (SparkJobPhase has them all)
         "finished_at": timezone.now(),
         "error": (failed or "")[:20_000],
         "pid": None,
@@ -1242,9 +1251,9 @@ def spark_job_cancel(*, user: User, job: Any) -> Any:
     before = {"state": job.state}
     job.cancel_requested = True
     if job.state == SparkJobState.SUBMITTED:
-        job.state = SparkJobState.CANCELLED
+        job.state = job.phase = SparkJobState.CANCELLED
         job.finished_at = timezone.now()
-    job.save(update_fields=["cancel_requested", "state", "finished_at"])
+    job.save(update_fields=["cancel_requested", "state", "phase", "finished_at"])
     _log(
         user,
         ChangeAction.ACTION,
@@ -1260,7 +1269,7 @@ def spark_job_cancel(*, user: User, job: Any) -> Any:
 def spark_job_rerun(*, user: User, job: Any) -> Any:
     """Run a FAILED or CANCELLED job again: a new attempt of the same job, with the same frozen
     parts and keys, so what an earlier attempt committed is skipped, never written twice."""
-    from jobs.choices import SparkJobState
+    from jobs.choices import SparkJobPhase, SparkJobState
     from jobs.models import SparkJob
 
     _require(user, Capability.OPERATE)
@@ -1270,12 +1279,14 @@ def spark_job_rerun(*, user: User, job: Any) -> Any:
     before = {"state": job.state, "attempt": job.attempt}
     job.attempt += 1
     job.state = SparkJobState.SUBMITTED
+    job.phase = SparkJobPhase.QUEUED
     job.cancel_requested = False
     job.error = ""
     job.app_id = ""
     job.tasks_done = job.tasks_total = 0
     job.started_at = job.finished_at = job.heartbeat_at = None
     job.submitted_at = timezone.now()
+    job.phase_at = {SparkJobPhase.QUEUED: job.submitted_at.isoformat()}
     job.save()
     _log(
         user,
@@ -1300,6 +1311,7 @@ def spark_job_reap(*, now: datetime | None = None) -> int:
     stale = now - timedelta(seconds=float(spark_submit_config()["STALE_S"]))
     return SparkJob.objects.filter(state=SparkJobState.RUNNING, heartbeat_at__lt=stale).update(
         state=SparkJobState.FAILED,
+        phase=SparkJobState.FAILED,
         finished_at=now,
         error=Concat(
             Value("Its worker "),

@@ -529,6 +529,32 @@ def _remove(path: Path | None) -> None:
         path.unlink(missing_ok=True)
 
 
+def next_phase(job: Any, phase: str, ev: dict[str, Any] | None) -> str:
+    """The phase the driver's report ``ev`` (or, with none, the committed parts) moves a running
+    attempt to; never back. STARTING until the application has planned its parts and asked for
+    its first stage (``plan`` with parts to do, or a stage's tasks counted); WRITING once a task
+    of a writing run is done (its parts are committed whole before it ends) or a part of this
+    attempt is committed; a dry run writes nothing, so it reads until it ends."""
+    from jobs import selectors
+    from jobs.choices import SPARK_PHASE_ORDER, SparkJobPhase
+
+    seen = SparkJobPhase.STARTING
+    kind = (ev or {}).get("event")
+    if kind == "plan" and ev.get("todo"):  # type: ignore[union-attr]
+        seen = SparkJobPhase.READING
+    elif kind == "progress" and ev.get("tasks_total"):  # type: ignore[union-attr]
+        seen = SparkJobPhase.READING
+        if ev.get("tasks_done") and not job.dry_run:  # type: ignore[union-attr]
+            seen = SparkJobPhase.WRITING
+    if (
+        phase == SparkJobPhase.READING
+        and not job.dry_run
+        and selectors.spark_job_parts_written(job.pk, job.attempt)
+    ):
+        seen = SparkJobPhase.WRITING
+    return seen if SPARK_PHASE_ORDER[seen] > SPARK_PHASE_ORDER[phase] else phase
+
+
 def follow(job: Any, driver: Driver) -> str:
     from jobs import selectors, services
 
@@ -538,12 +564,17 @@ def follow(job: Any, driver: Driver) -> str:
     finished = False
     cancelled = False
     dry: dict[str, Any] | None = None
+    phase, phase_at = job.phase, dict(job.phase_at or {})
     while True:
         try:
             ev = driver.events.get(timeout=1.0)
         except queue.Empty:
             ev = None
         changes: dict[str, Any] = {}
+        if (moved := next_phase(job, phase, ev)) != phase:
+            phase = moved
+            phase_at[phase] = timezone.now().isoformat()
+            changes.update(phase=phase, phase_at=dict(phase_at))
         if ev is not None:
             kind = ev.get("event")
             if kind == "started":

@@ -21,8 +21,9 @@ class RateRange(models.TextChoices):
 
 RANGE_TIER = {RateRange.TEN_MINUTES: 0, RateRange.ONE_HOUR: 1, RateRange.ONE_DAY: 2}
 
-# The counters (rates are computed from them) and gauges each kind's series holds, by column.
-COUNTERS = {
+# The counters (rates are computed from them) and gauges each kind's series holds, by column;
+# a counter of several columns is their sum.
+COUNTERS: dict[str, dict[str, str | tuple[str, ...]]] = {
     SeriesKind.GLOBAL: {
         "enqueue_rate": "enqueued",
         "dequeue_rate": "dequeued",
@@ -32,11 +33,17 @@ COUNTERS = {
     },
     SeriesKind.QUEUE: {"enqueue_rate": "enqueued", "dequeue_rate": "dequeued"},
     SeriesKind.PROPAGATION: {"propagate_rate": "propagated"},
-    SeriesKind.GATEWAY_JOB: {"propagate_rate": "propagated"},
+    # In: what the job took from its source, delivered or moved to its exception queue; out:
+    # what it delivered to its destination.
+    SeriesKind.GATEWAY_JOB: {"in_rate": ("propagated", "exceptions"), "out_rate": "propagated"},
 }
-GAUGES = {
+GAUGES: dict[str, dict[str, str]] = {
     SeriesKind.GLOBAL: {},
     SeriesKind.QUEUE: {"depth": "depth"},
     SeriesKind.PROPAGATION: {"backlog": "backlog"},
-    SeriesKind.GATEWAY_JOB: {},
+    SeriesKind.GATEWAY_JOB: {"backlog": "backlog"},  # null for INBOUND (a foreign source)
 }
+
+
+def counter_columns(column: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (column,) if isinstance(column, str) else column

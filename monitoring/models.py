@@ -20,6 +20,7 @@ class RateSample(models.Model):
     propagated = models.BigIntegerField(null=True)
     inbound = models.BigIntegerField(null=True)  # gateway INBOUND jobs (global series)
     outbound = models.BigIntegerField(null=True)  # gateway OUTBOUND jobs (global series)
+    exceptions = models.BigIntegerField(null=True)  # a gateway job's MGW_JOBS.EXCEPTIONQ_MSGS
     depth = models.BigIntegerField(null=True)
     backlog = models.BigIntegerField(null=True)
 
@@ -40,4 +41,13 @@ class RateSample(models.Model):
 
 
 # The columns a point carries, in one place for the sampler's upsert and the rollup's SQL.
-VALUE_FIELDS = ("enqueued", "dequeued", "propagated", "inbound", "outbound", "depth", "backlog")
+VALUE_FIELDS = (
+    "enqueued",
+    "dequeued",
+    "propagated",
+    "inbound",
+    "outbound",
+    "exceptions",
+    "depth",
+    "backlog",
+)

@@ -15,11 +15,12 @@ from django.db.models import Count
 from django.utils import timezone
 
 from core.lookups import name_or_id_q
+from gateway import selectors as gateway_selectors
 from gateway.models import Job, MgwGateway, MgwJob
 from jobs import selectors as job_selectors
 from jobs.choices import SparkJobState
 from jobs.models import Propagation, SparkJob, VPropagationSender
-from monitoring.choices import COUNTERS, GAUGES, RANGE_TIER, SeriesKind
+from monitoring.choices import COUNTERS, GAUGES, RANGE_TIER, SeriesKind, counter_columns
 from monitoring.models import RateSample
 from queues import selectors as queue_selectors
 from queues.choices import MessageState
@@ -127,13 +128,20 @@ def worker_liveness() -> list[dict[str, Any]]:
     ]
 
 
+def queue_depth(row: dict[str, Any]) -> int:
+    """A queue_counters row's depth: what a consumer may still get (READY + WAITING)."""
+    return sum(row[DEPTH_FIELDS[s]] for s in PENDING_STATES)
+
+
 def counters_snapshot() -> Snapshot:
-    """The counters the rate sampler keeps: queues, propagations, gateway jobs (five queries)."""
-    return Snapshot(
-        queues=queue_counters(),
-        propagations=propagation_counters(),
-        gateway_jobs=gateway_job_counters(),
-    )
+    """The counters the rate sampler keeps: queues, propagations, gateway jobs with each
+    OUTBOUND job's backlog (``backlog``, None for INBOUND): eight queries."""
+    queues = queue_counters()
+    jobs = gateway_job_counters()
+    backlogs = gateway_selectors.outbound_backlogs({q["pk"]: queue_depth(q) for q in queues})
+    for j in jobs:
+        j["backlog"] = backlogs.get(j["job_id"])
+    return Snapshot(queues=queues, propagations=propagation_counters(), gateway_jobs=jobs)
 
 
 # --- message rates (the sampled series, monitoring.services) ------------------------------------
@@ -172,7 +180,11 @@ def rates_get(
             bucket__gte=now - timedelta(seconds=keep),
         )
         .order_by("sampled_at")
-        .values("sampled_at", *COUNTERS[kind].values(), *GAUGES[kind].values())  # type: ignore[index]
+        .values(
+            "sampled_at",
+            *{c for col in COUNTERS[kind].values() for c in counter_columns(col)},
+            *GAUGES[kind].values(),
+        )
     )
     times: list[float] = []
     series: dict[str, list[float | None]] = {
@@ -182,11 +194,12 @@ def rates_get(
     for before, point in itertools.pairwise(points):
         dt = (point["sampled_at"] - before["sampled_at"]).total_seconds()
         times.append(point["sampled_at"].timestamp())
-        for name, column in COUNTERS[kind].items():  # type: ignore[index]
-            now_v, then_v = point[column], before[column]
-            if now_v is None or then_v is None or dt <= 0:
+        for name, column in COUNTERS[kind].items():
+            cols = counter_columns(column)
+            if dt <= 0 or any(point[c] is None or before[c] is None for c in cols):
                 series[name].append(None)
                 continue
+            now_v, then_v = sum(point[c] for c in cols), sum(before[c] for c in cols)
             delta = now_v - then_v if now_v >= then_v else now_v
             series[name].append(delta / dt)
         for name, column in GAUGES[kind].items():  # type: ignore[index]

@@ -58,7 +58,7 @@ def _points(snapshot: selectors.Snapshot) -> list[dict[str, Any]]:
     """One row of values per series, from the snapshot's counters."""
     out: list[dict[str, Any]] = []
     for q in snapshot.queues:
-        depth = sum(q[selectors.DEPTH_FIELDS[s]] for s in selectors.PENDING_STATES)
+        depth = selectors.queue_depth(q)
         out.append(
             {
                 "kind": SeriesKind.QUEUE,
@@ -83,6 +83,8 @@ def _points(snapshot: selectors.Snapshot) -> list[dict[str, Any]]:
                 "kind": SeriesKind.GATEWAY_JOB,
                 "object_id": j["job_id"],
                 "propagated": j["propagated_msgs"],
+                "exceptions": j["exceptionq_msgs"],
+                "backlog": j["backlog"],
             }
         )
     jobs_by = {d: 0 for d in Direction.values}

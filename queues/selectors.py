@@ -359,3 +359,13 @@ def owned_queue_table_ids(instance: str) -> list[int]:
         .order_by("pk")
         .values_list("pk", flat=True)
     )
+
+
+def subscriber_backlog_sql(table: str) -> str:
+    """SQL for what a multi-consumer source still keeps for the subscriber of a row of ``table``
+    (a propagation's or an outbound gateway job's: columns ``subscriber_id`` and
+    ``source_queue_id``): its consumer rows less its copies parked in the exception queue. A
+    PL/pgSQL function (jobs migration 0011), so the plan covers the source's queue table's
+    storage alone: as a subquery it was planned over every queue table's partitions (0.4 s per
+    read at 100 queue tables)."""
+    return f"aq_propagation_backlog({table}.subscriber_id, {table}.source_queue_id)"

@@ -15,7 +15,7 @@ from core.api.fields import JSONField
 from core.lookups import name_or_id_q
 from core.validators import MAX_SECONDS, PG_INT_MAX, name_validator
 from jobs import selectors
-from jobs.choices import ScheduleState, SparkJobState, SparkMode, SparkSelection
+from jobs.choices import ScheduleState, SparkJobPhase, SparkJobState, SparkMode, SparkSelection
 from jobs.models import (
     Maintenance,
     Propagation,
@@ -596,6 +596,19 @@ class SparkJobSerializer(serializers.ModelSerializer):
     source_queue = serializers.CharField(source="source_name", read_only=True)
     destinations = SparkJobDestinationSerializer(many=True, read_only=True)
     state = serializers.ChoiceField(choices=SparkJobState.choices, read_only=True)
+    phase = serializers.ChoiceField(
+        choices=SparkJobPhase.choices,
+        read_only=True,
+        help_text=(
+            "Where the job is: QUEUED (task waiting for a worker), STARTING (Spark starting, no "
+            "stage yet), READING, WRITING, then its finished state."
+        ),
+    )
+    phase_at = serializers.DictField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="When this attempt entered each phase it went through (ISO times).",
+    )
     read = serializers.IntegerField(read_only=True, help_text="Source messages read.")
     discarded = serializers.IntegerField(read_only=True, help_text="Discarded by rule sets.")
     exceptions = serializers.IntegerField(
@@ -628,6 +641,8 @@ class SparkJobSerializer(serializers.ModelSerializer):
             "executor_cores",
             "executor_memory",
             "state",
+            "phase",
+            "phase_at",
             "cancel_requested",
             "attempt",
             "app_id",

@@ -60,3 +60,17 @@ def seconds(value: float | None) -> str:
 def get_key(mapping: dict[str, Any] | None, key: str) -> Any:
     """``mapping[key]``, 0 when missing (a part that wrote nothing to a destination)."""
     return (mapping or {}).get(key, 0)
+
+
+@register.filter
+def since_iso(value: str | None) -> str:
+    """The time since an ISO timestamp (a phase's start in SparkJob.phase_at), short."""
+    from datetime import datetime
+
+    from django.utils import timezone
+
+    try:
+        at = datetime.fromisoformat(str(value))
+    except ValueError:
+        return "—"
+    return seconds(max(0.0, (timezone.now() - at).total_seconds()))

@@ -56,7 +56,9 @@ class RatesSerializer(serializers.Serializer):
             "One value per timestamp for each series of the object's kind: global "
             "enqueue_rate, dequeue_rate, propagate_rate, gateway_in_rate, gateway_out_rate; "
             "queue enqueue_rate, dequeue_rate, depth; propagation propagate_rate, backlog; "
-            "gateway_job propagate_rate. Rates are per second; null where a counter was missing. "
+            "gateway_job in_rate (taken from its source: delivered or sent to the exception "
+            "queue), out_rate (delivered), backlog (messages waiting at an OUTBOUND job's source; "
+            "null for INBOUND). Rates are per second; null where a counter was missing. "
             f"Names used: {', '.join(_SERIES_NAMES)}."
         ),
     )

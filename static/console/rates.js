@@ -13,6 +13,8 @@
     propagate_rate: ["Propagated/s", "#6f42c1"],
     gateway_in_rate: ["Gateway in/s", "#0aa2c0"],
     gateway_out_rate: ["Gateway out/s", "#fd7e14"],
+    in_rate: ["In/s", "#0aa2c0"], // a gateway job: taken from its source
+    out_rate: ["Out/s", "#fd7e14"], // a gateway job: delivered to its destination
     depth: ["Depth", "#6c757d"],
     backlog: ["Backlog", "#dc3545"],
   };
@@ -20,8 +22,9 @@
   const SPAN_S = { "10m": 600, "1h": 3600, "1d": 86400 };
   window.aqRateCharts = window.aqRateCharts || {};
 
-  function columns(body) {
-    const names = Object.keys(body.series);
+  // Series the page says its object never has (an inbound gateway job's backlog) are left out.
+  function columns(body, omit) {
+    const names = Object.keys(body.series).filter((n) => !omit.has(n));
     return { names, data: [body.timestamps, ...names.map((n) => body.series[n])] };
   }
 
@@ -65,11 +68,12 @@
     const holder = card.querySelector(".aq-rates-plot");
     const empty = card.querySelector(".aq-rates-empty");
     const error = card.querySelector(".aq-rates-error");
+    const omit = new Set((card.dataset.aqRatesOmit || "").split(",").filter(Boolean));
     const chart = { object, range: "10m", plot: null, body: null, loads: 0 };
     window.aqRateCharts[object] = chart;
 
     function draw(body, fresh) {
-      const { names, data } = columns(body);
+      const { names, data } = columns(body, omit);
       chart.body = body;
       empty.hidden = body.timestamps.length > 0;
       if (fresh || !chart.plot) {

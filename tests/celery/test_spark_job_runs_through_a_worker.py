@@ -64,6 +64,8 @@ def test_a_killed_worker_leaves_no_driver_and_a_rerun_finishes(
         user=None, source_queue=src, destinations=[dst], mode="MOVE", master="local[2]"
     )
     assert wait_for(lambda: SparkJobPart.objects.filter(job=job).count() >= 2, 180)
+    # Parts of this attempt are committed: its following task says it is writing.
+    assert wait_for(lambda: SparkJob.objects.get(pk=job.pk).phase == "WRITING", 30)
     job.refresh_from_db()
     driver = job.pid
     first.kill(signal.SIGKILL)
@@ -73,6 +75,7 @@ def test_a_killed_worker_leaves_no_driver_and_a_rerun_finishes(
     assert services.spark_job_reap(now=timezone.now() + timedelta(hours=1)) == 1
     job.refresh_from_db()
     assert job.state == "FAILED" and first.hostname in job.error
+    assert job.phase == "FAILED"
     moved = sorted(Message.objects.filter(queue=dst).values_list("bulk_source_id", flat=True))
     left = set(Message.objects.filter(queue=src).values_list("id", flat=True))
     assert moved == sorted(set(ids) - left) and len(moved) < len(ids)
@@ -83,6 +86,7 @@ def test_a_killed_worker_leaves_no_driver_and_a_rerun_finishes(
     assert wait_for(lambda: _state(job) in ("SUCCEEDED", "FAILED"), timeout=180)
     job.refresh_from_db()
     assert job.state == "SUCCEEDED", job.error
+    assert job.phase == "SUCCEEDED" and {"QUEUED", "STARTING", "READING"} <= set(job.phase_at)
     assert job.worker == second.hostname
     got = sorted(Message.objects.filter(queue=dst).values_list("bulk_source_id", flat=True))
     assert got == sorted(ids)

@@ -70,6 +70,13 @@ def wait_for(check: Callable[[], Any], timeout: float = 120, what: str = "") -> 
     raise AssertionError(f"timed out waiting for {what or check}")
 
 
+def phases_went_through(job: SparkJob) -> list[str]:
+    """The phases the job's attempt entered, in the order it entered them (SparkJob.phase_at)."""
+    from datetime import datetime
+
+    return sorted(job.phase_at, key=lambda p: datetime.fromisoformat(job.phase_at[p]))
+
+
 def source_ids_at(queue: Queue) -> list[int]:
     """The source message ids of the copies at ``queue`` (duplicates included)."""
     return sorted(

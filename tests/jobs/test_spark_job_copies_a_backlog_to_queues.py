@@ -11,7 +11,14 @@ from django.utils import timezone
 from queues.models import Message
 
 from .helpers import enqueue
-from .spark_helpers import eager_tasks, job_totals, small_parts, source_ids_at, submit
+from .spark_helpers import (
+    eager_tasks,
+    job_totals,
+    phases_went_through,
+    small_parts,
+    source_ids_at,
+    submit,
+)
 
 __all__ = ["eager_tasks", "small_parts"]
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
@@ -37,6 +44,9 @@ def test_every_ready_message_is_copied_once_to_every_destination(
     assert totals["read"] == 1_800 and totals["propagated"] == {"D1": 1_800, "D2": 1_800}
     assert job.tasks_total > 0 and job.tasks_done == job.tasks_total
     assert "spark" in job.driver_log_tail.lower()
+    # Queued, Spark starting, its stage reading, parts committed, then the finished state.
+    assert phases_went_through(job) == ["QUEUED", "STARTING", "READING", "WRITING"]
+    assert job.phase == "SUCCEEDED"
 
 
 def test_a_selection_takes_only_its_messages(eager_tasks, sc_table, make_queue):

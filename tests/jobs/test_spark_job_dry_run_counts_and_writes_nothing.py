@@ -9,7 +9,7 @@ from jobs import services
 from queues.models import Message, MessageConsumer
 
 from .helpers import enqueue
-from .spark_helpers import eager_tasks, submit
+from .spark_helpers import eager_tasks, phases_went_through, submit
 
 __all__ = ["eager_tasks"]
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
@@ -48,3 +48,5 @@ def test_a_dry_run_counts_per_destination(
     assert not job.parts.exists()
     assert not Message.objects.filter(queue__in=[d1, d2]).exists()
     assert MessageConsumer.objects.count() == consumers
+    assert phases_went_through(job) == ["QUEUED", "STARTING", "READING"]  # it writes nothing
+    assert job.phase == "SUCCEEDED"

@@ -44,8 +44,11 @@ def test_two_samples_give_the_rates_and_depths_between_them(admin_user, topology
         "backlog": [3],
     }
     job = Job.objects.get(name="OUT_JOB")
+    # The outbound job's subscriber on SOURCE got the 3 copies too; no agent ran it.
     assert rates_get(kind="gateway_job", object_id=job.pk, range_="10m", now=at(5))["series"] == {
-        "propagate_rate": [0.0]
+        "in_rate": [0.0],
+        "out_rate": [0.0],
+        "backlog": [3],
     }
 
 

@@ -31,6 +31,33 @@ def test_a_queues_rates_by_name_or_id(monitor_api, admin_user, topology):
         assert body["series"] == {"enqueue_rate": [0.5], "dequeue_rate": [0.0], "depth": [5]}
 
 
+def test_a_propagations_and_a_gateway_jobs_series_by_name(monitor_api, admin_user, topology):
+    now = timezone.now()
+    rates_sample(at=now - timedelta(seconds=10))
+    enqueue(admin_user, topology.source, 2)  # a copy for P_OUT's and OUT_JOB's subscribers
+    rates_sample(at=now)
+
+    prop = monitor_api.get("/api/rates/", {"object": "propagation:p_out"}).json()
+    assert (prop["object"].split(":")[0], prop["name"], prop["timestamps"]) == (
+        "propagation",
+        "P_OUT",
+        [now.timestamp()],
+    )
+    assert prop["series"] == {"propagate_rate": [0.0], "backlog": [2]}
+
+    job = monitor_api.get("/api/rates/", {"object": "gateway_job:OUT_JOB", "range": "1h"})
+    assert job.status_code == 200, job.content
+    body = job.json()
+    assert (body["name"], body["range"], body["resolution"]) == ("OUT_JOB", "1h", 60)
+    assert body["series"] == {
+        "in_rate": [],
+        "out_rate": [],
+        "backlog": [],
+    }  # a point at most: no rate yet
+    body = monitor_api.get("/api/rates/", {"object": "gateway_job:OUT_JOB"}).json()
+    assert body["series"] == {"in_rate": [0.0], "out_rate": [0.0], "backlog": [2]}
+
+
 def test_the_global_series_is_the_default(monitor_api, topology):
     rates_sample()
 

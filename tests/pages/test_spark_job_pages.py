@@ -358,6 +358,51 @@ def test_a_live_job_polls_its_status_every_two_seconds(monitor_client, job):
         assert "<html" not in html
 
 
+def _phase(client, job: SparkJob) -> str:  # type: ignore[no-untyped-def]
+    html = client.get(f"/spark/{job.pk}/status/").content.decode()
+    return html.split('id="spark-phase"', 1)[1].split("</dd>", 1)[0]
+
+
+def test_the_phase_shows_before_spark_has_a_task_to_count(
+    monitor_client, token_client, monitor_user, job
+):
+    # Submitted: the task waits for a worker; no "0 of 0 Spark tasks".
+    queued = _phase(monitor_client, job)
+    assert 'data-spark-phase="QUEUED"' in queued and "Submitted: task queued" in queued
+    assert "(for " in queued
+    progress = monitor_client.get(f"/spark/{job.pk}/status/").content.decode()
+    assert "0 of 0" not in progress and "no Spark stage yet" in progress
+
+    # A worker's task claims it (the service the task calls): Spark is starting.
+    claimed = services.spark_job_claim(job.pk, job.attempt, worker="celery@w1", task_id="t1")
+    starting = _phase(monitor_client, job)
+    assert 'data-spark-phase="STARTING"' in starting and "Starting Spark" in starting
+    assert "(for " in starting
+    body = token_client(monitor_user).get(f"/api/spark-jobs/{job.pk}/").json()
+    assert body["phase"] == "STARTING"
+    assert set(body["phase_at"]) == {"QUEUED", "STARTING"}
+
+    services.spark_job_update(claimed, phase="READING", tasks_done=1, tasks_total=4)
+    assert "1 of 4 Spark tasks" in monitor_client.get(f"/spark/{job.pk}/status/").content.decode()
+    assert 'data-spark-phase="READING"' in _phase(monitor_client, job)
+
+    services.spark_job_finish(claimed, failed="boom")
+    failed = _phase(monitor_client, job)
+    assert 'data-spark-phase="FAILED"' in failed and "(for " not in failed
+    body = token_client(monitor_user).get(f"/api/spark-jobs/{job.pk}/").json()
+    assert (body["state"], body["phase"]) == ("FAILED", "FAILED")
+
+
+def test_cancel_and_rerun_set_the_phase(operator_client, job):
+    operator_client.post(f"/spark/{job.pk}/cancel/")
+    job.refresh_from_db()
+    assert (job.state, job.phase) == ("CANCELLED", "CANCELLED")
+
+    operator_client.post(f"/spark/{job.pk}/rerun/")
+    job.refresh_from_db()
+    assert (job.state, job.phase, list(job.phase_at)) == ("SUBMITTED", "QUEUED", ["QUEUED"])
+
+
 def _actions(client, job: SparkJob) -> str:  # type: ignore[no-untyped-def]
     return client.get(f"/spark/{job.pk}/").content.decode()
 

@@ -7,11 +7,16 @@ reached."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pika
 import pytest
+from django.utils import timezone
 
 from gateway import services as gw
 from gateway.models import AgentLogLine
+from monitoring.selectors import rates_get
+from monitoring.services import rates_sample
 from queues import engine
 from queues import services as qs
 from tests.gateway.runtime.helpers import drain, wait_for
@@ -63,6 +68,8 @@ def test_outbound_failures_go_to_our_exception_queue_and_the_rest_goes_on(
     # A header AMQP cannot carry as a scalar: the driver refuses that message alone.
     messages.append(engine.NewMessage(payload={"n": 99}, headers={"nested": {"a": 1}}))
     qs.message_enqueue(user=None, queue=queues_["SRC"], messages=messages)
+    t0 = timezone.now()
+    rates_sample(at=t0)  # the sampler's pass before the agent runs: 13 waiting
     gateway.worker("w").wait_registered()
     gateway.start()
     assert wait_for(
@@ -75,6 +82,11 @@ def test_outbound_failures_go_to_our_exception_queue_and_the_rest_goes_on(
         0,
         "READY",
     )
+    # The job's rate series follow the agent's counters: in = taken from the source (sent or
+    # moved to the exception queue), out = sent; its source's backlog for it is gone.
+    rates_sample(at=t0 + timedelta(seconds=10))
+    rates = rates_get(kind="gateway_job", object_id=job.pk, range_="10m", now=t0)
+    assert rates["series"] == {"in_rate": [13 / 10], "out_rate": [9 / 10], "backlog": [0]}
     sent = sorted(__import__("json").loads(b)["n"] for _, b in _amqp_get_all(bus))
     assert sent == [i for i in range(12) if i % 4]
     exc = drain(queues_["EXC"])
