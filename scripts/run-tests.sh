@@ -125,9 +125,10 @@ run_pytest() {
 
 paths_given=false
 for arg in "$@"; do
+    # A test path (maybe with ::node), not an option or an option's value.
     case "$arg" in
         -*) ;;
-        *) paths_given=true ;;
+        *) [ -e "${arg%%::*}" ] && paths_given=true ;;
     esac
 done
 
