@@ -172,7 +172,7 @@ started=$SECONDS
 while [ ! -f "$LOGS/a.rc" ] || [ ! -f "$LOGS/b.rc" ]; do
     sleep 60
     for lane in a b; do
-        last=$(tail -c 2000 "$LOGS/$lane.log" 2>/dev/null | tr '\r' '\n' | grep -o '\[ *[0-9]*%\]' | tail -1)
+        last=$(tail -c 2000 "$LOGS/$lane.log" 2>/dev/null | tr '\r' '\n' | grep -o '\[ *[0-9]*%\]' | tail -1 || true)
         printf '    lane %s: %s %s\n' "${lane^^}" "${last:-starting}" \
             "$([ -f "$LOGS/$lane.rc" ] && echo "(done)")"
     done

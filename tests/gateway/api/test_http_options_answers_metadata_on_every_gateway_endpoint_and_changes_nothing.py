@@ -33,12 +33,18 @@ def test_options_on_every_gateway_route_is_metadata_and_writes_nothing(
         "mgw-foreignqueue": "OUT_Q@RABBIT",
         "mgw-job": "JOB_OUT",
     }
-    names = {p.name for p in urlpatterns if p.name and p.name.startswith("mgw-")}
-    paths = [_path(name, keys) for name in sorted(names)]
+    # Route name → whether it takes the object's key (detail routes) or not (list-level ones).
+    routes = {
+        p.name: "<pk>" in str(p.pattern) or "(?P<pk>" in str(p.pattern)
+        for p in urlpatterns
+        if p.name and p.name.startswith("mgw-")
+    }
+    paths = [_path(name, keys, detail) for name, detail in sorted(routes.items())]
     # Every list, detail and action route of the router is here, the option routes included.
     assert "/api/gateway/agents/DEFAULT_AGENT/options/" in paths
     assert "/api/gateway/links/RABBIT/options/" in paths
-    assert len(paths) == 20
+    assert "/api/gateway/jobs/bulk/" in paths
+    assert len(paths) == 21
 
     before = _state()
     for path in paths:
@@ -51,7 +57,6 @@ def test_options_on_every_gateway_route_is_metadata_and_writes_nothing(
     assert AgentOption.objects.filter(name="oracle.mgw.batch_size").exists()
 
 
-def _path(name: str, keys: dict[str, str]) -> str:
+def _path(name: str, keys: dict[str, str], detail: bool) -> str:
     base = next(k for k in keys if name.startswith(k + "-"))
-    kwargs = {} if name.endswith("-list") else {"pk": keys[base]}
-    return reverse(name, kwargs=kwargs)
+    return reverse(name, kwargs={"pk": keys[base]} if detail else {})
