@@ -460,6 +460,9 @@ def test_parallel_suite_compares_a_logical_queue_with_one_queue_and_keeps_key_or
         result["parallel_throughput"] / result["single_queue_throughput"], rel=0.01
     )
     assert result["parallel_order_violations"] == 0
+    # failover_s: two real workers, SIGKILL of the owner's; every message once at the end.
+    assert result["failover_s"] > 0 and result["failover_n"] == 3_000
+    assert result["failover_heartbeat_limit_s"] == 5.0
     assert result["partitions"] == 3 and result["producers"] == result["consumers"] == 4
     assert "parallel_order_violations" in progress
     assert not LogicalQueue.objects.filter(name=result["prefix"]).exists()

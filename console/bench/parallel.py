@@ -19,6 +19,7 @@ not the scaling over nodes of spec T8 (which needs several database hosts' worth
 from __future__ import annotations
 
 import secrets
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +35,13 @@ PRODUCERS = 4
 CONSUMERS = 4
 KEYS_PER_PRODUCER = loadgen.KEYS_PER_PRODUCER
 FULL_N = 4_000  # messages per workload at scale 1.0
+# failover_s: the instances' heartbeat limit its two workers run with (the default is 15 s; the
+# figure is bounded by it plus a dispatch and a run's start, so it is reported beside it).
+FAILOVER_LIMIT_S = 5.0
+FAILOVER_N = 3_000  # at any scale: the figure is a time, and the kill must land mid-flow
+# Instance names of the failover workload's two workers: fixed, so repeated runs reuse them
+# (instances are never forgotten) instead of leaving two DOWN instances behind per run.
+FAILOVER_INSTANCES = ("bench-failover-1", "bench-failover-2")
 
 
 def size_for(scale: float) -> int:
@@ -80,6 +88,131 @@ def order_violations(rows: list[tuple[int, str, int, int]]) -> int:
         for a, b in zip(sorted(seqs), sorted(seqs)[1:], strict=False)
         if b[1] < a[1]
     )
+
+
+# --- failover_s ----------------------------------------------------------------------------------
+
+
+def failover(prefix: str, n: int, log: Log) -> dict[str, Any]:
+    """Seconds from SIGKILL of the owner instance's worker to the first message moved by the
+    secondary's: two real Celery workers (instances FAILOVER_INSTANCES, heartbeat limit
+    FAILOVER_LIMIT_S) on a private Celery queue, a queue table with primary 1 and secondary 2,
+    a propagation out of it with messages flowing; this process drives reap and dispatch as
+    beat would (every 50 ms). Then every message must reach the destination exactly once."""
+    from django.conf import settings
+    from django.db.models.functions import Now
+    from django.test.utils import override_settings
+
+    from console.bench.propagation import WorkerProcess
+    from instances.models import Instance
+    from jobs import services as js
+    from jobs.models import PropagationRun
+    from queues import services as qs
+    from queues.models import Message
+
+    celery_queue = f"aqbench_{prefix.lower()}"
+    env = {
+        "AQ_INSTANCE_HEARTBEAT_LIMIT_S": str(FAILOVER_LIMIT_S),
+        "AQ_WORKER_HEARTBEAT_S": "0.3",
+        "AQ_PROPAGATION_BATCH": "20",  # many transactions per window: the kill lands inside one
+    }
+    workers = [
+        WorkerProcess(celery_queue, f"{prefix.lower()}f{i}", env={**env, "AQ_INSTANCE_NAME": name})
+        for i, name in enumerate(FAILOVER_INSTANCES, start=1)
+    ]
+    alive = list(workers)  # the ones that must stay up
+    made: list[Any] = []
+    prop = None
+    # The runs' tasks go to the instances' copies of the private queue, not the console's.
+    routed = override_settings(AQ_PROPAGATION={**settings.AQ_PROPAGATION, "QUEUE": celery_queue})
+    routed.enable()
+    try:
+
+        def wait(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                for w in alive:
+                    w.check()
+                js.propagation_reap()
+                js.propagation_dispatch()
+                value = predicate()
+                if value:
+                    return value
+                time.sleep(0.05)
+            raise BenchError(f"failover_s: timed out after {timeout:.0f} s waiting for {what}.")
+
+        wait(
+            lambda: (
+                Instance.objects.filter(name__in=FAILOVER_INSTANCES, alive_until__gt=Now()).count()
+                == 2
+            ),
+            90,
+            "both workers' instances to report",
+        )
+        qt = qs.queue_table_create(
+            user=None,
+            name=f"{prefix}_FO_QT",
+            multiple_consumers=True,
+            sort_order="enq_time",
+            primary_instance=FAILOVER_INSTANCES[0],
+            secondary_instance=FAILOVER_INSTANCES[1],
+        )
+        made.append(qt)
+        dqt = qs.queue_table_create(user=None, name=f"{prefix}_FO_DQT")
+        made.append(dqt)
+        src = qs.queue_create(user=None, name=f"{prefix}_FO_SRC", queue_table=qt)
+        dst = qs.queue_create(user=None, name=f"{prefix}_FO_DST", queue_table=dqt)
+        prop = js.propagation_create(
+            user=None, name=f"{prefix}_FO", source_queue=src, destination_queue=dst
+        )
+        runs = PropagationRun.objects.filter(propagation=prop)
+        for start in range(0, n, 500):
+            qs.message_enqueue(
+                user=None,
+                queue=src,
+                messages=[
+                    engine.NewMessage(payload={"id": i}) for i in range(start, min(n, start + 500))
+                ],
+            )
+        at_dst = Message.objects.filter(queue=dst)
+        wait(lambda: at_dst.count() >= max(1, n // 10), 120, "the owner to move a tenth")
+        if at_dst.count() >= n:
+            raise BenchError("failover_s: every message moved before the kill; raise the size.")
+        alive.remove(workers[0])
+        workers[0].proc.kill()
+        killed = time.monotonic()
+        wait(
+            lambda: runs.filter(worker=workers[1].hostname, propagated__gt=0).exists(),
+            FAILOVER_LIMIT_S + 60,
+            "the secondary's first moved message",
+        )
+        seconds = time.monotonic() - killed
+        wait(lambda: at_dst.count() >= n, 120, "every message at the destination")
+        ids = [m["id"] for m in at_dst.values_list("payload", flat=True)]
+        if sorted(ids) != list(range(n)):
+            raise BenchError(
+                f"failover_s: {len(ids)} at the destination for {n} sent, "
+                f"{len(ids) - len(set(ids))} twice: a message was lost or moved twice."
+            )
+    finally:
+        for w in workers:
+            w.stop(timeout=10)
+        routed.disable()
+        if prop is not None:
+            js.propagation_delete(user=None, propagation=prop)
+        for t in made:
+            for q in t.queues.all():
+                qs.queue_purge(user=None, queue=q, condition=engine.PurgeCondition())
+            qs.queue_table_delete(user=None, queue_table=t)
+    log(
+        f"  {'failover_s':<40} {seconds:>12.2f}  (heartbeat limit {FAILOVER_LIMIT_S} s, "
+        f"{n} messages, none lost or moved twice)"
+    )
+    return {
+        "failover_s": round(seconds, 2),
+        "failover_heartbeat_limit_s": FAILOVER_LIMIT_S,
+        "failover_n": n,
+    }
 
 
 # --- the suite -----------------------------------------------------------------------------------
@@ -139,6 +272,7 @@ def run(*, scale: float = 1.0, baseline: bool = False, log: Log = print) -> dict
         out["parallel_order_violations"] = order_violations(rows)
         out["parallel_order_keys"] = PRODUCERS * KEYS_PER_PRODUCER
         log(f"  {'parallel_order_violations':<40} {out['parallel_order_violations']:>12}")
+        out.update(failover(prefix, FAILOVER_N, log))
     finally:
         from queues.models import Queue
 

@@ -155,7 +155,14 @@ class WorkerProcess:
     """A real ``celery worker`` subprocess with a threads pool, on this process's database and
     broker, consuming ``queue`` only."""
 
-    def __init__(self, queue: str, node: str, var_dir: Path | None = None):
+    def __init__(
+        self,
+        queue: str,
+        node: str,
+        var_dir: Path | None = None,
+        env: dict[str, str] | None = None,
+    ):
+        """``env`` adds to the worker's environment (an instance name, timings)."""
         from django.conf import settings
 
         self.queue = queue
@@ -163,7 +170,7 @@ class WorkerProcess:
         self.log_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 (closed in stop())
             prefix="aqbench-worker-", suffix=".log", delete=False
         )
-        env = {
+        full_env = {
             **os.environ,
             "DATABASE_URL": database_url(),
             "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
@@ -172,7 +179,8 @@ class WorkerProcess:
             "AQ_INSTANCE_NAME": settings.AQ_INSTANCE_NAME,
         }
         if var_dir is not None:
-            env["AQ_VAR_DIR"] = str(var_dir)
+            full_env["AQ_VAR_DIR"] = str(var_dir)
+        full_env.update(env or {})
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -196,7 +204,7 @@ class WorkerProcess:
                 "--without-heartbeat",
             ],
             cwd=str(settings.BASE_DIR),
-            env=env,
+            env=full_env,
             stdout=self.log_file,
             stderr=subprocess.STDOUT,
         )
