@@ -46,6 +46,14 @@ QUEUE_BULK = BulkActions(
             done="{result} message(s) purged.",
             destructive=True,
         ),
+        "replay": BulkAction(
+            label="Replay exceptions",
+            capability=Capability.OPERATE,
+            run=lambda user, q: services.exception_queue_replay(user=user, queue=q),
+            describe="Move every message of each exception queue back to its original queue, "
+            "marked replayed; refused for a queue that is not an exception queue.",
+            done="{result} message(s) replayed.",
+        ),
         "drop": BulkAction(
             label="Drop",
             capability=Capability.CONFIGURE,

@@ -183,3 +183,22 @@ def test_a_user_without_a_role_is_refused(token_client, roleless_user, three):
     response = token_client(roleless_user).post(URL, {"action": "stop", "ids": [three[0].pk]})
 
     assert response.status_code == 403, response.content
+
+
+def test_replay_moves_an_exception_queues_messages_back_and_refuses_a_normal_queue(
+    operator_api, expired_message
+):
+    source, exq, mid = expired_message
+
+    response = operator_api.post(URL, {"action": "replay", "ids": [exq.pk, source.pk]})
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["done"], body["refused"]) == (1, 1)
+    done, refused = body["results"]
+    assert (done["id"], done["outcome"]) == (exq.pk, "done")
+    assert "1 message(s) replayed" in done["detail"]
+    assert refused["id"] == source.pk and "not an exception queue" in refused["detail"]
+    # The message is back in its own queue, ready, and gone from the exception queue.
+    assert Message.objects.get(pk=mid).queue_id == source.pk
+    assert not Message.objects.filter(queue=exq).exists()
