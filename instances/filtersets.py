@@ -13,7 +13,7 @@ from instances.models import Instance
 class InstanceFilterSet(BaseFilterSet):
     q = django_filters.CharFilter(method="search", label="Search")
     status = django_filters.ChoiceFilter(
-        choices=InstanceStatus.choices, empty_label="Any status", method="by_status"
+        choices=InstanceStatus.choices, empty_label="Any status", method="by_status", label="Status"
     )
 
     class Meta(BaseFilterSet.Meta):

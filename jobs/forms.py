@@ -292,7 +292,8 @@ class SparkJobForm(forms.Form):
             "source_queue", "destination_queue"
         ).order_by("name")
         self.fields["propagations"].label_from_instance = lambda p: (
-            f"{p.name} ({p.source_queue.name} → {p.destination_queue.name})"
+            # p.destination: QUEUE@LINK for a remote destination (no local queue).
+            f"{p.name} ({p.source_queue.name if p.source_queue else '—'} → {p.destination})"
         )
         self.fields["master"].widget.attrs["placeholder"] = settings.SPARK_MASTER
         self.fields["master"].help_text = f"Empty: SPARK_MASTER ({settings.SPARK_MASTER})."

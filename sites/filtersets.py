@@ -12,7 +12,9 @@ from sites.models import DatabaseLink
 
 class DatabaseLinkFilterSet(BaseFilterSet):
     q = django_filters.CharFilter(method="search", label="Search")
-    sslmode = django_filters.ChoiceFilter(choices=SslMode.choices, empty_label="Any TLS mode")
+    sslmode = django_filters.ChoiceFilter(
+        choices=SslMode.choices, empty_label="Any TLS mode", label="TLS mode"
+    )
 
     class Meta(BaseFilterSet.Meta):
         model = DatabaseLink

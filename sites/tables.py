@@ -13,7 +13,7 @@ class DatabaseLinkTable(tables.Table):
     )
     username = tables.Column(verbose_name="User at the site")
     sslmode = tables.Column(verbose_name="TLS")
-    owner = tables.Column(empty_values=(), default="PUBLIC")
+    owner = tables.Column(default="PUBLIC")  # no owner: a PUBLIC link
 
     class Meta:
         model = DatabaseLink

@@ -55,7 +55,9 @@
         count: { range: (u, min, max) => [0, Math.max(max || 0, 1)] },
       },
       axes: [
-        {},
+        // Hours and minutes only: uPlot's default puts a date line on the first tick, which
+        // collides with the next one on a narrow card.
+        { space: 70, values: (u, ticks) => ticks.map((t) => new Date(t * 1000).toTimeString().slice(0, 5)) },
         { scale: "rate", label: "msg/s", size: 60 },
         ...(gauges ? [{ scale: "count", side: 1, label: "messages", size: 60, grid: { show: false } }] : []),
       ],
