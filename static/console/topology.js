@@ -417,12 +417,49 @@
     cy.center(cy.elements().not(".hidden"));
   }
 
+  // The force-directed layout ignores the canvas's shape: a picture taller than the (wide)
+  // canvas is fitted small. Turned a quarter (distances kept) when that fits it larger without
+  // making labels overlap, then spread to the canvas's proportions (spreading only moves the
+  // queues apart, so nothing comes to overlap).
+  function labelClashes(nodes) {
+    const boxes = nodes.map((n) => n.boundingBox({ includeEdges: false }));
+    let clashes = 0;
+    for (let i = 0; i < boxes.length; i++)
+      for (let j = i + 1; j < boxes.length; j++) if (overlap(boxes[i], boxes[j])) clashes++;
+    return clashes;
+  }
+  function fillCanvas() {
+    const leaves = cy.nodes("[!isGroup]");
+    if (leaves.length < 2 || !cy.width() || !cy.height()) return;
+    const aspect = cy.width() / cy.height();
+    let bb = leaves.boundingBox();
+    if (bb.h > bb.w && aspect > 1) {
+      const before = labelClashes(leaves);
+      const old = leaves.map((n) => [n, { ...n.position() }]);
+      leaves.positions((n) => ({ x: n.position("y"), y: -n.position("x") }));
+      if (labelClashes(leaves) > before) for (const [n, p] of old) n.position(p);
+      bb = leaves.boundingBox();
+    }
+    const cx = (bb.x1 + bb.x2) / 2;
+    const cyy = (bb.y1 + bb.y2) / 2;
+    const sx = Math.min(2, Math.max(1, (aspect * bb.h) / Math.max(bb.w, 1)));
+    const sy = Math.min(2, Math.max(1, bb.w / aspect / Math.max(bb.h, 1)));
+    if (sx > 1.05 || sy > 1.05) {
+      leaves.positions((n) => ({
+        x: cx + (n.position("x") - cx) * sx,
+        y: cyy + (n.position("y") - cyy) * sy,
+      }));
+    }
+    cy.fit(cy.elements(), FLOW.padding);
+  }
+
   function arrange() {
     // Breadthfirst does not place compound nodes; with groups (sites, instances, gateway
     // links) the force-directed layout, which keeps each group's members together, draws the
     // whole picture.
     if (cy.nodes("[?isGroup]").nonempty()) {
       cy.layout({ ...FORCE, ...GROUPED }).run();
+      fillCanvas();
       capZoom();
       markLandmarks();
       return;
