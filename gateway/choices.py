@@ -69,6 +69,15 @@ class LinkType(models.TextChoices):
     REDIS = "REDIS", "Redis Streams"
 
 
+# The foreign system each link type reaches, as the topology graph names it.
+LINK_SYSTEMS = {
+    LinkType.AMQP: "RabbitMQ",
+    LinkType.MQTT: "MQTT",
+    LinkType.NATS: "NATS",
+    LinkType.REDIS: "Redis",
+}
+
+
 class Domain(models.TextChoices):
     QUEUE = "QUEUE", "Queue"
     TOPIC = "TOPIC", "Topic"

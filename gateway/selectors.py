@@ -90,6 +90,21 @@ def job_list() -> QuerySet[Job]:
     )
 
 
+def topology_parts(*, limit: int) -> tuple[list[Link], list[ForeignQueue], list[Job]]:
+    """The links, foreign queues and jobs the topology graph draws (jobs.selectors.topology):
+    three queries whatever their number, each row with the relations the graph names."""
+    links = list(Link.objects.select_related("agent").order_by("name")[:limit])
+    foreign = list(
+        ForeignQueue.objects.select_related("link").order_by("link__name", "name")[:limit]
+    )
+    jobs = list(
+        Job.objects.select_related(
+            "link", "source_foreign__link", "destination_foreign__link"
+        ).order_by("name")[:limit]
+    )
+    return links, foreign, jobs
+
+
 def agent_log(agent: Agent, *, limit: int = 200, min_severity: str = "") -> QuerySet[AgentLogLine]:
     qs = AgentLogLine.objects.filter(agent=agent)
     if min_severity == "WARN":

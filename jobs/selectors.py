@@ -225,22 +225,39 @@ def topology(*, limit: int = 2000) -> dict[str, Any]:
     name) a node for each ``QUEUE@LINK`` a propagation here names, plus what that site's own
     propagations do from there (read through the link, :mod:`sites.remote_topology`), including
     propagations back to this site. A site that cannot be read shows as unreachable with the
-    link's words. Edges on a cycle (A → B → A) carry ``cycle``; ``cycles`` lists them."""
+    link's words. Edges on a cycle (A → B → A) carry ``cycle``; ``cycles`` lists them.
+
+    Gateway links are groups of their foreign queues (``NAME@LINK`` nodes, kind ``FOREIGN``),
+    gateway jobs edges between a queue here and a foreign queue (kind ``gateway_job``, in the
+    job's direction). With more than one instance, this site's queues sit in groups of their
+    queue table's owner instance (inside this site's group when there are sites). The number of
+    queries does not grow with the number of queues, propagations, links, jobs or instances."""
+    from gateway import selectors as gateway_selectors
+    from instances.selectors import instance_list
     from sites.selectors import local_global_name
 
-    depth = dict(
-        Message.objects.filter(state=MessageState.READY)
+    depth: dict[int, int] = {}
+    held: dict[int, int] = {}  # READY + WAITING: what an outbound job's source keeps for it
+    for queue_id, ready, waiting in (
+        Message.objects.filter(state__in=[MessageState.READY, MessageState.WAITING])
         .order_by()
         .values("queue")
-        .annotate(n=Count("id"))
-        .values_list("queue", "n")
-    )
+        .annotate(
+            ready=Count("id", filter=Q(state=MessageState.READY)),
+            waiting=Count("id", filter=Q(state=MessageState.WAITING)),
+        )
+        .values_list("queue", "ready", "waiting")
+    ):
+        depth[queue_id] = ready
+        held[queue_id] = ready + waiting
     props = list(propagation_list()[:limit])
+    links, foreign, jobs = gateway_selectors.topology_parts(limit=limit)
     ids = {p.source_queue_id for p in props} | {
         p.destination_queue_id for p in props if p.destination_queue_id is not None
     }
+    ids |= {j.source_queue_id or j.destination_queue_id for j in jobs}
     queues = Queue.objects.filter(Q(pk__in=ids) | Q(kind=QueueKind.NORMAL)).select_related(
-        "queue_table"
+        "queue_table__owner_instance"
     )[:limit]
     nodes = [
         {
@@ -250,12 +267,14 @@ def topology(*, limit: int = 2000) -> dict[str, Any]:
             "table": q.queue_table.name,
             "kind": q.kind,
             "url": q.get_absolute_url() if hasattr(q, "get_absolute_url") else "",
+            "instance": q.queue_table.owner_instance.name if q.queue_table.owner_instance else "",
         }
         for q in queues
     ]
     edges = [
         {
             "id": f"p{p.pk}",
+            "kind": EDGE_PROPAGATION,
             "name": p.name,
             "source": f"q{p.source_queue_id}",
             "target": f"q{p.destination_queue_id}" if not p.is_remote else "",
@@ -270,10 +289,162 @@ def topology(*, limit: int = 2000) -> dict[str, Any]:
         }
         for p in props
     ]
-    graph = {"nodes": nodes, "edges": edges, "sites": [], "cycles": []}
-    _add_sites(graph, local_global_name())
+    graph = {
+        "nodes": nodes,
+        "edges": edges,
+        "sites": [],
+        "instances": [],
+        "gateway_links": [],
+        "cycles": [],
+    }
+    local = local_global_name()
+    _add_sites(graph, local)
+    _add_instances(graph, list(instance_list().order_by("inst_id")), local)
+    _add_gateway(graph, links, foreign, jobs, held)
     _mark_cycles(graph)
     return graph
+
+
+EDGE_PROPAGATION = "propagation"
+EDGE_GATEWAY_JOB = "gateway_job"
+NODE_FOREIGN = "FOREIGN"  # a node's kind: beside the queue kinds and REMOTE
+
+
+def _instance_id(inst_id: int) -> str:
+    return f"instance:{inst_id}"
+
+
+def _add_instances(graph: dict[str, Any], instances: list[Any], local: str) -> None:
+    """With more than one instance, a group per owner instance of the queues drawn, around
+    them; inside this site's group when there are sites (remote queues stay in theirs). A queue
+    whose table has no owner (no instance up) stays where it was."""
+    if len(instances) < 2:
+        return
+    owned = {n["instance"] for n in graph["nodes"] if n.get("instance")}
+    site = _site_id(local) if graph["sites"] else ""
+    groups = []
+    by_name = {}
+    for inst in instances:
+        if inst.name not in owned:
+            continue
+        group = {
+            "id": _instance_id(inst.inst_id),
+            "kind": "instance",
+            "name": inst.name,
+            "inst_id": inst.inst_id,
+            "status": inst.status,
+            "site": local if site else "",
+        }
+        if site:
+            group["parent"] = site
+        groups.append(group)
+        by_name[inst.name] = group["id"]
+    for n in graph["nodes"]:
+        if n.get("instance") in by_name:
+            n["parent"] = by_name[n["instance"]]
+    graph["instances"] = groups
+
+
+def _add_gateway(
+    graph: dict[str, Any],
+    links: list[Any],
+    foreign: list[Any],
+    jobs: list[Any],
+    held: dict[int, int],
+) -> None:
+    """Gateway links as groups of their foreign queues (``NAME@LINK``), gateway jobs as edges:
+    OUTBOUND from our queue to the foreign queue, INBOUND the other way; coloured by their
+    status (grey when disabled), as propagations are by their state."""
+    from django.urls import reverse
+
+    from gateway.choices import BADGE, LINK_SYSTEMS, Direction
+    from gateway.selectors import outbound_backlogs
+
+    if not links:
+        return
+    graph["gateway_links"] = [
+        {
+            "id": f"link:{ln.pk}",
+            "kind": "gateway_link",
+            "name": ln.name,
+            "link_type": ln.link_type,
+            "system": LINK_SYSTEMS.get(ln.link_type, ln.link_type),
+            "agent": ln.agent.name,
+            "url": reverse("gateway:link", args=[ln.pk]),
+        }
+        for ln in links
+    ]
+    link_ids = {ln.pk for ln in links}
+    for fq in foreign:
+        if fq.link_id not in link_ids:  # past the limit: its group is not drawn
+            continue
+        graph["nodes"].append(
+            {
+                "id": f"fq{fq.pk}",
+                "name": f"{fq.name}@{fq.link.name}",
+                "depth": None,  # a foreign system's depth is not read
+                "table": "",
+                "kind": NODE_FOREIGN,
+                "url": reverse("gateway:link", args=[fq.link_id]),
+                "link": fq.link.name,
+                "link_type": fq.link.link_type,
+                "provider_queue": fq.provider_queue,
+                "parent": f"link:{fq.link_id}",
+            }
+        )
+    names = {n["id"]: n["name"] for n in graph["nodes"]}
+    backlogs = outbound_backlogs(held) if jobs else {}
+    for j in jobs:
+        if j.direction == Direction.OUTBOUND:
+            source, target = f"q{j.source_queue_id}", f"fq{j.destination_foreign_id}"
+        else:
+            source, target = f"fq{j.source_foreign_id}", f"q{j.destination_queue_id}"
+        if source not in names or target not in names:  # past the limit
+            continue
+        graph["edges"].append(
+            {
+                "id": f"j{j.pk}",
+                "kind": EDGE_GATEWAY_JOB,
+                "name": j.name,
+                "source": source,
+                "target": target,
+                "direction": j.direction,
+                "state": j.status,
+                "enabled": j.enabled,
+                "colour": BADGE.get(j.status, "secondary") if j.enabled else "secondary",
+                "rate": 0.0,
+                "backlog": backlogs.get(j.pk, 0),
+                "url": reverse("gateway:job", args=[j.pk]),
+                "remote": False,
+                "dblink": "",
+                "destination": names[target],
+                "link": j.link.name,
+            }
+        )
+
+
+def topology_filter(graph: dict[str, Any], term: str) -> dict[str, Any]:
+    """The part of ``graph`` around the queues whose name contains ``term`` (case-insensitive):
+    those queues, every edge with either end among them (a propagation or a gateway job) and
+    the queues at the edges' other ends; the groups that still hold a node. Sites stay (their
+    reachability is news either way); cycles stay if one of their edges does."""
+    term = term.strip().lower()
+    if not term:
+        return graph
+    hits = {n["id"] for n in graph["nodes"] if term in n["name"].lower()}
+    edges = [e for e in graph["edges"] if e["source"] in hits or e["target"] in hits]
+    keep = hits | {e["source"] for e in edges} | {e["target"] for e in edges}
+    nodes = [n for n in graph["nodes"] if n["id"] in keep]
+    parents = {n.get("parent") for n in nodes}
+    edge_ids = {e["id"] for e in edges}
+    return {
+        **graph,
+        "nodes": nodes,
+        "edges": edges,
+        "instances": [g for g in graph["instances"] if g["id"] in parents],
+        "gateway_links": [g for g in graph["gateway_links"] if g["id"] in parents],
+        "cycles": [c for c in graph["cycles"] if edge_ids & set(c["edges"])],
+    }
 
 
 def _site_id(global_name: str) -> str:
@@ -376,6 +547,7 @@ def _add_sites(graph: dict[str, Any], local: str) -> None:
             edges.append(
                 {
                     "id": f"site:{gn}:p:{p.name}",
+                    "kind": EDGE_PROPAGATION,
                     "name": p.name,
                     "source": src,
                     "target": target,
@@ -400,8 +572,8 @@ def _add_sites(graph: dict[str, Any], local: str) -> None:
         site = read.get(n["site"])
         if site is not None and not isinstance(site, remote.RemoteError):
             n["depth"] = site.depth.get(n["queue"])
-    sites = [{"id": _site_id(local), "global_name": local, "local": True, "links": [],
-              "reachable": True, "error": ""}]  # fmt: skip
+    sites = [{"id": _site_id(local), "kind": "site", "global_name": local, "local": True,
+              "links": [], "reachable": True, "error": ""}]  # fmt: skip
     for gn in sorted(set(links_by_site) | {n["site"] for n in remote_nodes.values()}):
         if gn == local:
             sites[0]["links"] = [ln.name for ln in links_by_site.get(gn, [])]
@@ -410,6 +582,7 @@ def _add_sites(graph: dict[str, Any], local: str) -> None:
         sites.append(
             {
                 "id": _site_id(gn),
+                "kind": "site",
                 "global_name": gn,
                 "local": False,
                 "links": [ln.name for ln in links_by_site.get(gn, [])],

@@ -267,12 +267,15 @@ def topology(request: HttpRequest) -> HttpResponse:
     asks the same URL with ``?format=json`` every few seconds and updates itself in place."""
     from django.http import JsonResponse
 
+    from gateway.choices import JobStatus
     from jobs.choices import ScheduleState
 
     require(request, Capability.VIEW)
     graph = selectors.topology()
+    q = request.GET.get("q", "")[:128]
     if request.GET.get("format") == "json":
-        return JsonResponse(graph)
+        return JsonResponse(selectors.topology_filter(graph, q))
+    # The page carries the whole graph: its filter box hides and shows parts without a reload.
     names = {n["id"]: n["name"] for n in graph["nodes"]}
     edges = [
         {**e, "source_name": names.get(e["source"], ""), "target_name": names.get(e["target"], "")}
@@ -284,7 +287,12 @@ def topology(request: HttpRequest) -> HttpResponse:
         {
             "graph": {**graph, "edges": edges},
             "states": ScheduleState.values,
-            "q": request.GET.get("q", "")[:128],
+            "job_states": JobStatus.values,
+            "counts": {
+                kind: sum(e["kind"] == kind for e in graph["edges"])
+                for kind in (selectors.EDGE_PROPAGATION, selectors.EDGE_GATEWAY_JOB)
+            },
+            "q": q,
             "title": "Topology",
         },
     )

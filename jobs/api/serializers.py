@@ -479,19 +479,41 @@ class TopologyNodeSerializer(serializers.Serializer):
         allow_null=True, help_text="READY messages; null for a remote queue not read."
     )
     table = serializers.CharField()
-    kind = serializers.CharField(help_text="NORMAL_QUEUE, EXCEPTION_QUEUE, or REMOTE.")
-    url = serializers.CharField()
+    kind = serializers.CharField(
+        help_text="NORMAL_QUEUE, EXCEPTION_QUEUE, REMOTE (QUEUE@LINK at a linked site) or "
+        "FOREIGN (a gateway foreign queue NAME@LINK)."
+    )
+    url = serializers.CharField(allow_blank=True)
     site = serializers.CharField(required=False, help_text="Its site's global name.")
-    parent = serializers.CharField(required=False, help_text="Its site group's id.")
+    parent = serializers.CharField(
+        required=False, help_text="Its group's id: a site, an instance or a gateway link."
+    )
     queue = serializers.CharField(required=False, help_text="A remote queue's own name.")
+    instance = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text="A queue here: its queue table's owner instance (blank: none up).",
+    )
+    link = serializers.CharField(required=False, help_text="A foreign queue's gateway link.")
+    link_type = serializers.CharField(required=False, help_text="AMQP, MQTT, NATS or REDIS.")
+    provider_queue = serializers.CharField(
+        required=False, help_text="A foreign queue's name in its system."
+    )
 
 
 class TopologyEdgeSerializer(serializers.Serializer):
     id = serializers.CharField()
+    kind = serializers.ChoiceField(
+        choices=["propagation", "gateway_job"],
+        help_text="A propagation, or a gateway job between a queue and a foreign queue.",
+    )
     name = serializers.CharField()
     source = serializers.CharField()
     target = serializers.CharField()
-    state = serializers.CharField()
+    state = serializers.CharField(
+        help_text="A propagation's schedule state, or a gateway job's status (READY, RETRY, "
+        "FAILED, DELETE_PENDING)."
+    )
     colour = serializers.CharField()
     rate = serializers.FloatField()
     backlog = serializers.IntegerField()
@@ -504,10 +526,14 @@ class TopologyEdgeSerializer(serializers.Serializer):
     read_through = serializers.CharField(
         required=False, help_text="The link here through which another site's edge was read."
     )
+    direction = serializers.CharField(required=False, help_text="A job's OUTBOUND or INBOUND.")
+    enabled = serializers.BooleanField(required=False, help_text="A job's enabled flag.")
+    link = serializers.CharField(required=False, help_text="A job's gateway link.")
 
 
 class TopologySiteSerializer(serializers.Serializer):
     id = serializers.CharField()
+    kind = serializers.CharField(help_text="site")
     global_name = serializers.CharField()
     local = serializers.BooleanField()
     links = serializers.ListField(child=serializers.CharField())
@@ -517,6 +543,26 @@ class TopologySiteSerializer(serializers.Serializer):
     error = serializers.CharField(allow_blank=True)
 
 
+class TopologyInstanceSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    kind = serializers.CharField(help_text="instance")
+    name = serializers.CharField()
+    inst_id = serializers.IntegerField()
+    status = serializers.CharField(help_text="UP or DOWN.")
+    site = serializers.CharField(allow_blank=True, help_text="This site's global name, if sites.")
+    parent = serializers.CharField(required=False, help_text="This site's group, if sites.")
+
+
+class TopologyGatewayLinkSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    kind = serializers.CharField(help_text="gateway_link")
+    name = serializers.CharField()
+    link_type = serializers.CharField(help_text="AMQP, MQTT, NATS or REDIS.")
+    system = serializers.CharField(help_text="RabbitMQ, MQTT, NATS or Redis.")
+    agent = serializers.CharField()
+    url = serializers.CharField()
+
+
 class TopologyCycleSerializer(serializers.Serializer):
     nodes = serializers.ListField(child=serializers.CharField())
     edges = serializers.ListField(child=serializers.CharField())
@@ -524,11 +570,18 @@ class TopologyCycleSerializer(serializers.Serializer):
 
 
 class TopologySerializer(serializers.Serializer):
-    """Queues as nodes, propagations as edges, sites as groups (selectors.topology)."""
+    """Queues and foreign queues as nodes, propagations and gateway jobs as edges, sites,
+    owner instances and gateway links as groups (selectors.topology)."""
 
     nodes = TopologyNodeSerializer(many=True)
     edges = TopologyEdgeSerializer(many=True)
     sites = TopologySiteSerializer(many=True, help_text="Empty when there are no links.")
+    instances = TopologyInstanceSerializer(
+        many=True, help_text="Owner instances of the queues drawn; empty with one instance."
+    )
+    gateway_links = TopologyGatewayLinkSerializer(
+        many=True, help_text="Gateway links, groups of their foreign queues."
+    )
     cycles = TopologyCycleSerializer(many=True)
 
 

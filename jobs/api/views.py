@@ -231,11 +231,23 @@ class MaintenanceView(APIView):
 
 
 class TopologyView(APIView):
-    """The graph: queues as nodes (READY depth), propagations as edges (state, rate, backlog)."""
+    """The graph: queues and foreign queues as nodes (READY depth), propagations and gateway
+    jobs as edges (state, rate, backlog); sites, owner instances and gateway links as groups."""
 
-    @extend_schema(responses=s.TopologySerializer)
+    @extend_schema(
+        responses=s.TopologySerializer,
+        parameters=[
+            OpenApiParameter(
+                "q",
+                str,
+                description="Only the queues whose name contains this (any case), the edges "
+                "with either end among them and the queues at their other ends.",
+            )
+        ],
+    )
     def get(self, request: Request) -> Response:
-        return Response(selectors.topology())
+        term = request.query_params.get("q", "")[:128]
+        return Response(selectors.topology_filter(selectors.topology(), term))
 
 
 class AttentionView(APIView):

@@ -8,7 +8,12 @@
 
    With database links, sites are compound nodes ("groups"): this site's queues in one, each
    linked site's QUEUE@LINK nodes in another (a dashed red border when the site could not be
-   read); edges on a cycle (A -> B -> A) have an orange halo and a "cycle" label. */
+   read); edges on a cycle (A -> B -> A) have an orange halo and a "cycle" label.
+
+   Gateway links are groups too (violet), of their foreign queues NAME@LINK (hexagons); gateway
+   jobs are edges between one of our queues and a foreign queue (chevron arrows, in the job's
+   direction), coloured by their status as propagations are by their state. With more than one
+   instance, this site's queues sit in dotted groups of their queue table's owner instance. */
 (function () {
   "use strict";
 
@@ -48,12 +53,51 @@
       table: n.table,
       url: n.url,
       site: n.site || "",
-      // A remote queue whose site was not read has no depth: its name alone.
+      instance: n.instance || "",
+      link: n.link || "",
+      linkType: n.link_type || "",
+      providerQueue: n.provider_queue || "",
+      // A remote queue whose site was not read, or a foreign queue, has no depth: its name alone.
       label: n.depth == null ? n.name : `${n.name} (${n.depth})`,
       size: nodeSize(n.depth || 0),
     };
     if (n.parent) data.parent = n.parent;
     return data;
+  }
+
+  // Groups other than sites: an owner instance (inside this site's group when there are
+  // sites) and a gateway link, labelled with the system it reaches.
+  function instanceData(g) {
+    const data = {
+      id: g.id,
+      name: g.name,
+      label: `instance ${g.name}` + (g.status === "UP" ? "" : " — down"),
+      isGroup: true,
+      isInstance: true,
+      down: g.status !== "UP",
+      status: g.status,
+      instId: g.inst_id,
+      size: 0,
+      depth: 0,
+    };
+    if (g.parent) data.parent = g.parent;
+    return data;
+  }
+
+  function linkData(g) {
+    return {
+      id: g.id,
+      name: g.name,
+      label: `${g.name} · ${g.system}`,
+      isGroup: true,
+      isLink: true,
+      linkType: g.link_type,
+      system: g.system,
+      agent: g.agent,
+      href: g.url, // not "url": a click inside the box must not leave the page
+      size: 40, // drawn as a plain box while no foreign queue is registered on it
+      depth: 0,
+    };
   }
 
   function siteData(s) {
@@ -64,6 +108,7 @@
       name: s.global_name,
       label: label,
       isSite: true,
+      isGroup: true,
       local: !!s.local,
       links: (s.links || []).join(", "),
       unreachable: s.reachable === false,
@@ -75,8 +120,20 @@
 
   function edgeData(e) {
     const rate = Number(e.rate || 0);
+    const job = e.kind === "gateway_job";
+    let label;
+    if (job) {
+      label = e.state + (e.enabled ? "" : " · disabled");
+    } else {
+      label = e.read_through ? e.state : `${rate.toFixed(1)}/s`;
+    }
     return {
       id: e.id,
+      kind: e.kind || "propagation",
+      job: job,
+      enabled: e.enabled !== false,
+      direction: e.direction || "",
+      link: e.link || "",
       name: e.name,
       source: e.source,
       target: e.target,
@@ -89,17 +146,24 @@
       site: e.site || "",
       readThrough: e.read_through || "",
       color: HEX[e.colour] || HEX.secondary,
-      label:
-        (e.read_through ? e.state : `${rate.toFixed(1)}/s`) +
-        (e.backlog ? ` · ${e.backlog} behind` : "") +
-        (e.cycle ? " · cycle" : ""),
+      label: label + (e.backlog ? ` · ${e.backlog} behind` : "") + (e.cycle ? " · cycle" : ""),
     };
+  }
+
+  // Every node-like entry of a graph, groups before what they hold (an instance group sits in
+  // this site's group, so sites come first).
+  function nodeEntries(graph) {
+    return [
+      ...(graph.sites || []).map(siteData),
+      ...(graph.instances || []).map(instanceData),
+      ...(graph.gateway_links || []).map(linkData),
+      ...graph.nodes.map(nodeData),
+    ];
   }
 
   function elements(graph) {
     return [
-      ...(graph.sites || []).map((s) => ({ group: "nodes", data: siteData(s) })),
-      ...graph.nodes.map((n) => ({ group: "nodes", data: nodeData(n) })),
+      ...nodeEntries(graph).map((data) => ({ group: "nodes", data })),
       ...graph.edges.map((e) => ({ group: "edges", data: edgeData(e) })),
     ];
   }
@@ -128,6 +192,15 @@
     nodeOverlap: 20,
     numIter: 1000,
     padding: 24,
+  };
+
+  // With groups: room between the boxes for their labels and the edges that cross them.
+  const GROUPED = {
+    nestingFactor: 1.2,
+    idealEdgeLength: 64,
+    nodeRepulsion: 9000,
+    componentSpacing: 60,
+    gravity: 0.5,
   };
 
   const initial = JSON.parse(dataTag.textContent);
@@ -219,6 +292,62 @@
         style: { shape: "round-rectangle", "background-color": "#e2e3e5" },
       },
       {
+        selector: "node[?isInstance]",
+        style: {
+          "border-style": "dotted",
+          "border-width": 2,
+          "border-color": "#495057",
+          "background-color": "#e9ecef",
+          "background-opacity": 0.45,
+          "font-size": 11,
+          "font-weight": "normal",
+          color: "#495057",
+          "text-valign": "top",
+          "text-halign": "center",
+          "text-margin-y": -2,
+          padding: 12,
+        },
+      },
+      { selector: "node[?down]", style: { "border-color": HEX.danger, color: HEX.danger } },
+      {
+        selector: "node[?isLink]",
+        style: {
+          shape: "round-rectangle",
+          "background-color": "#f3edfc",
+          "background-opacity": 0.7,
+          "border-width": 1.5,
+          "border-color": "#6f42c1",
+          color: "#59359a",
+          "text-valign": "top",
+          "text-halign": "center",
+          "text-margin-y": -4,
+          "font-size": 12,
+          "font-weight": "bold",
+          padding: 14,
+        },
+      },
+      {
+        selector: 'node[kind = "FOREIGN"]',
+        style: {
+          shape: "hexagon",
+          width: 30,
+          height: 26,
+          "background-color": "#e0cffc",
+          "border-color": "#6f42c1",
+        },
+      },
+      {
+        // Gateway jobs: a chevron, to tell them from propagations at a glance.
+        selector: "edge[?job]",
+        style: { "target-arrow-shape": "chevron", "arrow-scale": 1.3 },
+      },
+      {
+        // Not moving on purpose (disabled, or being removed): dashed, as propagations are.
+        selector: 'edge[?job][!enabled], edge[?job][state = "DELETE_PENDING"]',
+        style: { "line-style": "dashed" },
+      },
+      { selector: 'edge[?job][state = "FAILED"]', style: { width: 4 } },
+      {
         // On a cycle (A -> B -> A): an orange halo under the line, whatever its state colour.
         selector: "edge[?cycle]",
         style: { "underlay-color": "#fd7e14", "underlay-opacity": 0.35, "underlay-padding": 4 },
@@ -279,23 +408,72 @@
 
   let positions = null; // the whole graph's positions, kept while a filter shows a part of it
 
+  // A small graph fitted to the canvas would be blown up to maxZoom (44 px labels): past this
+  // zoom it is centred instead, its labels at most 1.75 times their size.
+  const MAX_FIT_ZOOM = 1.75;
+  function capZoom() {
+    if (cy.zoom() <= MAX_FIT_ZOOM) return;
+    cy.zoom(MAX_FIT_ZOOM);
+    cy.center(cy.elements().not(".hidden"));
+  }
+
+  // The force-directed layout ignores the canvas's shape: a picture taller than the (wide)
+  // canvas is fitted small. Turned a quarter (distances kept) when that fits it larger without
+  // making labels overlap, then spread to the canvas's proportions (spreading only moves the
+  // queues apart, so nothing comes to overlap).
+  function labelClashes(nodes) {
+    const boxes = nodes.map((n) => n.boundingBox({ includeEdges: false }));
+    let clashes = 0;
+    for (let i = 0; i < boxes.length; i++)
+      for (let j = i + 1; j < boxes.length; j++) if (overlap(boxes[i], boxes[j])) clashes++;
+    return clashes;
+  }
+  function fillCanvas() {
+    const leaves = cy.nodes("[!isGroup]");
+    if (leaves.length < 2 || !cy.width() || !cy.height()) return;
+    const aspect = cy.width() / cy.height();
+    let bb = leaves.boundingBox();
+    if (bb.h > bb.w && aspect > 1) {
+      const before = labelClashes(leaves);
+      const old = leaves.map((n) => [n, { ...n.position() }]);
+      leaves.positions((n) => ({ x: n.position("y"), y: -n.position("x") }));
+      if (labelClashes(leaves) > before) for (const [n, p] of old) n.position(p);
+      bb = leaves.boundingBox();
+    }
+    const cx = (bb.x1 + bb.x2) / 2;
+    const cyy = (bb.y1 + bb.y2) / 2;
+    const sx = Math.min(2, Math.max(1, (aspect * bb.h) / Math.max(bb.w, 1)));
+    const sy = Math.min(2, Math.max(1, bb.w / aspect / Math.max(bb.h, 1)));
+    if (sx > 1.05 || sy > 1.05) {
+      leaves.positions((n) => ({
+        x: cx + (n.position("x") - cx) * sx,
+        y: cyy + (n.position("y") - cyy) * sy,
+      }));
+    }
+    cy.fit(cy.elements(), FLOW.padding);
+  }
+
   function arrange() {
-    // Breadthfirst does not place compound nodes; with site groups the force-directed layout
-    // (which keeps each group's queues together) draws the whole picture.
-    if (cy.nodes(":parent").nonempty()) {
-      cy.layout({ ...FORCE, nestingFactor: 1.2, idealEdgeLength: 64 }).run();
+    // Breadthfirst does not place compound nodes; with groups (sites, instances, gateway
+    // links) the force-directed layout, which keeps each group's members together, draws the
+    // whole picture.
+    if (cy.nodes("[?isGroup]").nonempty()) {
+      cy.layout({ ...FORCE, ...GROUPED }).run();
+      fillCanvas();
+      capZoom();
       markLandmarks();
       return;
     }
     cy.layout(FLOW).run();
+    capZoom();
     if (readable()) return markLandmarks();
     cy.layout(FORCE).run();
     markLandmarks();
   }
   arrange();
 
-  // Click a queue or a propagation: its page.
-  cy.on("tap", "node, edge", (evt) => {
+  // Click a queue, a propagation or a gateway job: its page (a group's box is not a link).
+  cy.on("tap", "node[!isGroup], edge", (evt) => {
     const url = evt.target.data("url");
     if (url) window.location.assign(url);
   });
@@ -312,15 +490,33 @@
       const state = d.unreachable ? `<br><span class="text-danger">unreachable: ${esc(d.error)}</span>` : "";
       return `<strong>Site ${esc(d.name)}</strong><br>${where}${state}`;
     }
+    if (ele.isNode() && d.isInstance) {
+      return `<strong>Instance ${esc(d.name)}</strong> (INST_ID ${esc(d.instId)})<br>${esc(d.status)}<br>owns the queue tables of the queues inside`;
+    }
+    if (ele.isNode() && d.isLink) {
+      return `<strong>Gateway link ${esc(d.name)}</strong><br>${esc(d.system)} (${esc(d.linkType)})<br>agent ${esc(d.agent)}`;
+    }
+    if (ele.isNode() && d.kind === "FOREIGN") {
+      return `<strong>Foreign queue ${esc(d.name)}</strong><br>${esc(d.providerQueue)} on ${esc(d.link)} (${esc(d.linkType)})<br>click: the link's page`;
+    }
     if (ele.isNode() && d.kind === "REMOTE") {
       const depth = d.depth == null ? "depth not read" : `${d.depth} ready`;
       return `<strong>Queue ${esc(d.name)}</strong><br>at site ${esc(d.site)}<br>${depth}`;
     }
     if (ele.isNode()) {
-      return `<strong>Queue ${esc(d.name)}</strong><br>${d.depth} ready<br>table ${esc(d.table)}`;
+      const owner = d.instance ? `<br>owner instance ${esc(d.instance)}` : "";
+      return `<strong>Queue ${esc(d.name)}</strong><br>${d.depth} ready<br>table ${esc(d.table)}${owner}`;
     }
     const src = cy.getElementById(d.source).data("name");
     const dst = cy.getElementById(d.target).data("name");
+    if (d.job) {
+      return (
+        `<strong>Gateway job ${esc(d.name)}</strong><br>${esc(src)} → ${esc(dst)}` +
+        `<br>${esc(d.direction.toLowerCase())} on link ${esc(d.link)}` +
+        `<br>status ${esc(d.state)}${d.enabled ? "" : " (disabled)"}<br>${d.backlog} behind` +
+        (d.cycle ? "<br><strong>on a cycle</strong>" : "")
+      );
+    }
     const at = d.readThrough ? `<br>defined at ${esc(d.site)} (read through ${esc(d.readThrough)})` : "";
     return (
       `<strong>Propagation ${esc(d.name)}</strong><br>${esc(src)} → ${esc(dst)}` +
@@ -354,8 +550,13 @@
     cy.batch(() => {
       cy.elements().removeClass("hidden match");
       if (!term) return;
-      const hits = cy.nodes().filter((n) => n.data("name").toLowerCase().includes(term));
-      const keep = hits.closedNeighborhood();
+      // Queues and foreign queues match, not the groups; an edge (a propagation or a gateway
+      // job) shows when either end matches, and the groups around what shows stay drawn.
+      const hits = cy
+        .nodes("[!isGroup]")
+        .filter((n) => n.data("name").toLowerCase().includes(term));
+      const near = hits.closedNeighborhood();
+      const keep = near.union(near.nodes().ancestors());
       cy.elements().not(keep).addClass("hidden");
       hits.addClass("match");
     });
@@ -365,7 +566,8 @@
       // The matches in the middle, their neighbours (senders and receivers) around them; the
       // landmarks' large labels go first, or they would set the spacing of every queue.
       cy.nodes(".landmark").removeClass("landmark").removeStyle(SPOT_KEYS);
-      const shown = cy.elements().not(".hidden");
+      // The groups follow their members; the layout places the members alone.
+      const shown = cy.elements().not(".hidden").not("node[?isGroup]");
       if (shown.nonempty()) {
         shown
           .layout({
@@ -380,14 +582,17 @@
             padding: FLOW.padding,
           })
           .run();
+        capZoom();
       }
       else if (status) status.textContent = `No queue name contains "${filter.value.trim()}".`;
     } else if (positions) {
       cy.nodes().positions((n) => positions[n.id()] || n.position());
       positions = null;
       cy.fit(cy.elements(), FLOW.padding);
+      capZoom();
     } else {
       cy.fit(cy.elements(), FLOW.padding);
+      capZoom();
     }
     markLandmarks();
     if (filter) {
@@ -405,6 +610,7 @@
   if (fitButton) {
     fitButton.addEventListener("click", () => {
       cy.fit(cy.elements().not(".hidden"), FLOW.padding);
+      capZoom();
       markLandmarks();
     });
   }
@@ -428,23 +634,17 @@
     const added = [];
     const moved = [];
     cy.batch(() => {
-      for (const site of graph.sites || []) {
-        seen.add(site.id);
-        const ele = cy.getElementById(site.id);
-        if (ele.nonempty()) ele.data(siteData(site));
-        else added.push({ group: "nodes", data: siteData(site) });
-      }
-      for (const n of graph.nodes) {
-        seen.add(n.id);
-        const ele = cy.getElementById(n.id);
+      for (const fresh of nodeEntries(graph)) {
+        seen.add(fresh.id);
+        const ele = cy.getElementById(fresh.id);
         if (ele.nonempty()) {
-          const data = nodeData(n);
-          const parent = data.parent || null;
+          const parent = fresh.parent || null;
+          const data = { ...fresh };
           delete data.parent; // a parent is changed with move(), not data()
           ele.data(data);
           const now = ele.parent().nonempty() ? ele.parent().id() : null;
           if (now !== parent) moved.push([ele, parent]);
-        } else added.push({ group: "nodes", data: nodeData(n) });
+        } else added.push({ group: "nodes", data: fresh });
       }
       for (const e of graph.edges) {
         seen.add(e.id);
@@ -452,12 +652,13 @@
         if (ele.nonempty()) ele.data(edgeData(e));
         else added.push({ group: "edges", data: edgeData(e) });
       }
-      cy.elements()
-        .filter((ele) => !seen.has(ele.id()))
-        .remove();
       if (added.length) cy.add(added);
     });
+    // Moves before removals: removing a group that went away takes whatever is still inside.
     for (const [ele, parent] of moved) ele.move({ parent });
+    cy.elements()
+      .filter((ele) => !seen.has(ele.id()))
+      .remove();
     if (moved.length || added.some((el) => el.group === "nodes")) {
       positions = null;
       arrange();
@@ -467,9 +668,12 @@
     }
     window.aqGraphRefreshes += 1;
     if (status) {
+      const jobs = graph.edges.filter((e) => e.kind === "gateway_job").length;
       status.textContent =
-        `${graph.nodes.length} queues, ${graph.edges.length} propagations` +
+        `${graph.nodes.length} queues, ${graph.edges.length - jobs} propagations` +
+        ((graph.gateway_links || []).length ? `, ${jobs} gateway jobs` : "") +
         ((graph.sites || []).length ? `, ${graph.sites.length} sites` : "") +
+        ((graph.instances || []).length ? `, ${graph.instances.length} instances` : "") +
         "; " +
         `updated ${new Date().toLocaleTimeString()}.`;
     }

@@ -116,3 +116,25 @@ def test_a_site_that_accepts_but_never_answers_is_unreachable_not_a_hang(admin_a
 
     site_b = next(s for s in graph["sites"] if s["global_name"] == SITE_B)
     assert site_b["reachable"] is False and site_b["error"]
+
+
+def test_with_two_instances_local_queues_sit_in_instance_groups_inside_this_site(
+    admin_api, admin_user, to_b
+):
+    from instances.services import instance_heartbeat
+    from queues import services as qs
+
+    for name in ("NODE_A", "NODE_B"):
+        instance_heartbeat(name=name, host="h", worker=f"w@{name}")
+    qt = qs.queue_table_create(user=admin_user, name="QT_ON_B", primary_instance="NODE_B")
+    qs.queue_create(user=admin_user, name="ON_B", queue_table=qt)
+
+    graph = _graph(admin_api)
+
+    local = f"site:{settings.AQ_GLOBAL_NAME}"
+    groups = {g["name"]: g for g in graph["instances"]}
+    assert groups["NODE_B"]["parent"] == local
+    nodes = {n["name"]: n for n in graph["nodes"]}
+    assert nodes["ON_B"]["parent"] == groups["NODE_B"]["id"]
+    # The remote queue stays in its site's group, not in an instance's.
+    assert nodes["B_HUB@SITE_B"]["parent"] == f"site:{SITE_B}"
