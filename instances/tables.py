@@ -16,6 +16,8 @@ class InstanceTable(tables.Table):
     inst_id = tables.Column(verbose_name="INST_ID")
     status = tables.Column(empty_values=())
     workers = tables.Column(empty_values=(), orderable=False, verbose_name="Live workers")
+    started_at = tables.DateTimeColumn(verbose_name="Started", format="Y-m-d H:i:s")
+    last_heartbeat = tables.DateTimeColumn(format="Y-m-d H:i:s")
 
     class Meta:
         model = Instance
