@@ -12,7 +12,14 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from core.choices import Capability
-from core.generic import ObjectListView, form_page, partial_request, require, run_action
+from core.generic import (
+    ObjectListView,
+    confirm_page,
+    form_page,
+    partial_request,
+    require,
+    run_action,
+)
 from jobs import selectors, services
 from jobs.bulk import PROPAGATION_BULK
 from jobs.filtersets import PropagationFilterSet, PropagationRunFilterSet, SparkJobFilterSet
@@ -42,7 +49,8 @@ class PropagationListView(ObjectListView):
     bulk = PROPAGATION_BULK
 
     # The table polls itself (every few seconds) with the page's own URL and filters.
-    partial_template = "jobs/_propagation_table.html"
+    poll_seconds = 3
+    table_id = "propagation-table"
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         ctx = super().get_context_data(**kwargs)
@@ -138,16 +146,19 @@ def propagation_edit(request: HttpRequest, pk: int) -> HttpResponse:
 def propagation_delete(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     prop = get_object_or_404(Propagation, pk=pk)
-    if request.method == "POST":
-        run_action(
-            request,
-            lambda: services.propagation_delete(user=request.user, propagation=prop),
-            f"Propagation {prop.name} dropped.",
-        )
-        if not Propagation.objects.filter(pk=pk).exists():
-            return redirect("jobs:propagation_list")
-        return redirect(prop)
-    return render(request, "jobs/propagation_confirm_delete.html", {"object": prop})
+    return confirm_page(
+        request,
+        prop,
+        lambda: services.propagation_delete(user=request.user, propagation=prop),
+        kind="propagation",
+        done=f"Propagation {prop.name} dropped.",
+        gone_url="jobs:propagation_list",
+        text=(
+            f"Its schedule, its run history and its subscription to {prop.source_queue.name} "
+            "go: the source stops keeping messages for it. A running window stops at its next "
+            f"batch. Messages already at {prop.destination} stay. This cannot be undone."
+        ),
+    )
 
 
 # One button each: the service, the capability it needs, and the message on success.
@@ -231,7 +242,7 @@ def schedule_delete(request: HttpRequest, pk: int) -> HttpResponse:
 def worker_list(request: HttpRequest) -> HttpResponse:
     require(request, Capability.VIEW)
     ctx = {"workers": selectors.worker_list(), "title": "Workers"}
-    if request.htmx:
+    if partial_request(request):
         return render(request, "jobs/_worker_table.html", ctx)
     return render(request, "jobs/worker_list.html", ctx)
 
@@ -345,7 +356,8 @@ class SparkJobListView(ObjectListView):
     template_name = "jobs/spark_list.html"
 
     # The table polls itself (every few seconds) with the page's own URL and filters.
-    partial_template = "jobs/_spark_table.html"
+    poll_seconds = 3
+    table_id = "spark-table"
 
 
 def _spark_get(pk: int) -> SparkJob:
