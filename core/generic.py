@@ -5,8 +5,8 @@ templates/core/_filter_form.html, their table core/_table.html), row buttons, se
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from django import forms
@@ -29,6 +29,7 @@ from core.exceptions import DomainError, DomainErrors
 from core.roles import user_can
 
 T = TypeVar("T")
+M = TypeVar("M", bound=Model)
 
 
 class CapabilityMixin:
@@ -247,6 +248,42 @@ def form_page(
         {"form": form, "title": title, **(context or {})},
         status=400 if form.errors else 200,
     )
+
+
+@dataclass(frozen=True)
+class Action:
+    """One button of an object's page, one line in its app's table of them: the service it
+    calls (with ``user=``, the object and ``params``), the capability it needs, and the message
+    on success (``{obj}`` is the object; ``{{result}}`` the service's answer)."""
+
+    service: Callable[..., object]
+    success: str
+    capability: str = Capability.OPERATE
+    params: Mapping[str, object] = field(default_factory=dict)
+
+
+def action_page(
+    request: HttpRequest,
+    actions: Mapping[str, Action],
+    verb: str,
+    *,
+    get: Callable[[], M],
+    arg: str,
+    back: Callable[[M], HttpResponse] = redirect,
+) -> HttpResponse:
+    """A button (``verb``) on an object's page: POST calls its service with the object (``get``)
+    as the keyword ``arg``; a verb the state does not allow comes back as the service's message
+    and changes nothing. Either way back to the object's page."""
+    action = actions[verb]
+    require(request, action.capability)
+    obj = get()
+    if request.method == "POST":
+        run_action(
+            request,
+            lambda: action.service(user=request.user, **{arg: obj}, **action.params),
+            action.success.format(obj=obj),
+        )
+    return back(obj)
 
 
 DROP_TEXT = "This cannot be undone. It is refused while messages or other objects still use it."

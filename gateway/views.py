@@ -17,7 +17,9 @@ from django.urls import reverse
 from core.choices import Capability
 from core.exceptions import DomainError
 from core.generic import (
+    Action,
     ObjectListView,
+    action_page,
     confirm_page,
     form_page,
     partial_request,
@@ -289,32 +291,35 @@ def agent_delete(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-# One button each: the service call, the capability it needs, and the message on success.
-AGENT_ACTIONS: dict[str, tuple[Callable[[Any, Agent], Any], str]] = {
-    "start": (
-        lambda user, a: services.agent_startup(user=user, agent=a),
-        "Agent {name}: start scheduled; a worker on mgw.{name} starts it.",
+# One button each: the service and the message on success (each needs OPERATE, the default).
+AGENT_ACTIONS: dict[str, Action] = {
+    "start": Action(
+        services.agent_startup,
+        "Agent {obj.name}: start scheduled; a worker on mgw.{obj.name} starts it.",
     ),
-    "shutdown": (
-        lambda user, a: services.agent_shutdown(user=user, agent=a, mode=ShutdownMode.NORMAL),
-        "Agent {name}: shutdown requested (batches in flight finish).",
+    "shutdown": Action(
+        services.agent_shutdown,
+        "Agent {obj.name}: shutdown requested (batches in flight finish).",
+        params={"mode": ShutdownMode.NORMAL},
     ),
-    "shutdown_immediate": (
-        lambda user, a: services.agent_shutdown(user=user, agent=a, mode=ShutdownMode.IMMEDIATE),
-        "Agent {name}: immediate shutdown requested (batches in flight roll back).",
+    "shutdown_immediate": Action(
+        services.agent_shutdown,
+        "Agent {obj.name}: immediate shutdown requested (batches in flight roll back).",
+        params={"mode": ShutdownMode.IMMEDIATE},
     ),
 }
 
 
 def agent_action(request: HttpRequest, pk: int, verb: str) -> HttpResponse:
-    """Start or Shutdown. One the state does not allow comes back as the service's Conflict
-    message and changes nothing."""
-    call, success = AGENT_ACTIONS[verb]
-    require(request, Capability.OPERATE)
-    agent = get_object_or_404(Agent, pk=pk)
-    if request.method == "POST":
-        run_action(request, lambda: call(request.user, agent), success.format(name=agent.name))
-    return _to_agent(agent)
+    """Start or Shutdown (one the state does not allow: the service's message)."""
+    return action_page(
+        request,
+        AGENT_ACTIONS,
+        verb,
+        get=lambda: get_object_or_404(Agent, pk=pk),
+        arg="agent",
+        back=_to_agent,
+    )
 
 
 def agent_log_level(request: HttpRequest, pk: int) -> HttpResponse:
@@ -684,23 +689,27 @@ def job_edit(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-JOB_ACTIONS: dict[str, tuple[Callable[..., Job], str]] = {
-    "enable": (services.job_enable, "Job {name} enabled."),
-    "disable": (services.job_disable, "Job {name} disabled; its source keeps the messages."),
-    "reset": (services.job_reset, "Job {name} reset: READY, failures 0, retried at once."),
+JOB_ACTIONS: dict[str, Action] = {
+    "enable": Action(services.job_enable, "Job {obj.name} enabled."),
+    "disable": Action(
+        services.job_disable, "Job {obj.name} disabled; its source keeps the messages."
+    ),
+    "reset": Action(
+        services.job_reset, "Job {obj.name} reset: READY, failures 0, retried at once."
+    ),
 }
 
 
 def job_action(request: HttpRequest, pk: int, verb: str) -> HttpResponse:
     """Enable, Disable, Reset: refused with the service's message on a DELETE_PENDING job."""
-    service, success = JOB_ACTIONS[verb]
-    require(request, Capability.OPERATE)
-    job = get_object_or_404(Job, pk=pk)
-    if request.method == "POST":
-        run_action(
-            request, lambda: service(user=request.user, job=job), success.format(name=job.name)
-        )
-    return _to_job(job)
+    return action_page(
+        request,
+        JOB_ACTIONS,
+        verb,
+        get=lambda: get_object_or_404(Job, pk=pk),
+        arg="job",
+        back=_to_job,
+    )
 
 
 def job_remove(request: HttpRequest, pk: int) -> HttpResponse:

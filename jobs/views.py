@@ -3,7 +3,6 @@ Validate the form, call one service, render; live parts are HTMX fragments polle
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
@@ -13,7 +12,9 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from core.choices import Capability
 from core.generic import (
+    Action,
     ObjectListView,
+    action_page,
     confirm_page,
     form_page,
     partial_request,
@@ -161,33 +162,28 @@ def propagation_delete(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-# One button each: the service, the capability it needs, and the message on success.
-ACTIONS: dict[str, tuple[Callable[..., Any], str, str]] = {
-    "start": (services.propagation_start, Capability.OPERATE, "Propagation {name} started."),
-    "stop": (services.propagation_stop, Capability.OPERATE, "Propagation {name} stopped."),
-    "enable": (services.schedule_enable, Capability.OPERATE, "Schedule of {name} enabled."),
-    "disable": (services.schedule_disable, Capability.OPERATE, "Schedule of {name} disabled."),
-    "reset": (
+# One button each: the service and the message on success (each needs OPERATE, the default).
+ACTIONS: dict[str, Action] = {
+    "start": Action(services.propagation_start, "Propagation {obj.name} started."),
+    "stop": Action(services.propagation_stop, "Propagation {obj.name} stopped."),
+    "enable": Action(services.schedule_enable, "Schedule of {obj.name} enabled."),
+    "disable": Action(services.schedule_disable, "Schedule of {obj.name} disabled."),
+    "reset": Action(
         services.schedule_reset,
-        Capability.OPERATE,
-        "Failures of {name} cleared; the schedule is enabled and runs at once.",
+        "Failures of {obj.name} cleared; the schedule is enabled and runs at once.",
     ),
 }
 
 
 def propagation_action(request: HttpRequest, pk: int, verb: str) -> HttpResponse:
-    """A button on the propagation's page. One the state does not allow (stop a stopped one)
-    comes back as the service's Conflict message and changes nothing."""
-    service, capability, success = ACTIONS[verb]
-    require(request, capability)
-    prop = get_object_or_404(Propagation, pk=pk)
-    if request.method == "POST":
-        run_action(
-            request,
-            lambda: service(user=request.user, propagation=prop),
-            success.format(name=prop.name),
-        )
-    return redirect(prop)
+    """A button on the propagation's page (stop a stopped one: the service's message)."""
+    return action_page(
+        request,
+        ACTIONS,
+        verb,
+        get=lambda: get_object_or_404(Propagation, pk=pk),
+        arg="propagation",
+    )
 
 
 def schedule_add(request: HttpRequest, pk: int) -> HttpResponse:
@@ -416,25 +412,21 @@ def spark_job_add(request: HttpRequest) -> HttpResponse:
     )
 
 
-SPARK_ACTIONS: dict[str, tuple[Callable[..., Any], str]] = {
-    "cancel": (services.spark_job_cancel, "Spark job {pk}: cancel requested."),
-    "rerun": (
-        services.spark_job_rerun,
-        "Spark job {pk} submitted again (attempt {{result.attempt}}).",
+SPARK_ACTIONS: dict[str, Action] = {
+    "cancel": Action(services.spark_job_cancel, "Spark job {obj.pk}: cancel requested."),
+    "rerun": Action(
+        services.spark_job_rerun, "Spark job {obj.pk} submitted again (attempt {{result.attempt}})."
     ),
 }
 
 
 def spark_job_action(request: HttpRequest, pk: int, verb: str) -> HttpResponse:
-    """Cancel or Re-run. One the state does not allow comes back as the service's Conflict
-    message and changes nothing."""
-    service, success = SPARK_ACTIONS[verb]
-    require(request, Capability.OPERATE)
-    job = get_object_or_404(SparkJob, pk=pk)
-    if request.method == "POST":
-        run_action(
-            request,
-            lambda: service(user=request.user, job=job),
-            success.format(pk=job.pk),
-        )
-    return redirect("spark:job", pk=job.pk)
+    """Cancel or Re-run (one the state does not allow: the service's message)."""
+    return action_page(
+        request,
+        SPARK_ACTIONS,
+        verb,
+        get=lambda: get_object_or_404(SparkJob, pk=pk),
+        arg="job",
+        back=lambda job: redirect("spark:job", pk=job.pk),
+    )
