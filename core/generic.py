@@ -1,9 +1,12 @@
-"""View plumbing shared by every app's pages: capability checks, list pages, service forms."""
+"""View plumbing shared by every app's pages: capability checks, list pages (their filter form is
+templates/core/_filter_form.html, their table core/_table.html), row buttons, service forms,
+"are you sure?" pages, and the one check of a partial (HTMX) request."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from django import forms
@@ -11,13 +14,14 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.paginator import Paginator
+from django.db.models import Model
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django_filters.views import FilterView
-from django_tables2 import Column, SingleTableMixin
+from django_tables2 import Column, SingleTableMixin, TemplateColumn
 
 from core.bulk import BulkActions, bulk_check, bulk_run, outcome_counts
 from core.choices import Capability
@@ -25,6 +29,7 @@ from core.exceptions import DomainError, DomainErrors
 from core.roles import user_can
 
 T = TypeVar("T")
+M = TypeVar("M", bound=Model)
 
 
 class CapabilityMixin:
@@ -88,6 +93,34 @@ class BulkSelectColumn(Column):
         )
 
 
+@dataclass(frozen=True)
+class RowAction:
+    """One button of a table row, on the URL ``url_name`` takes with the row's pk: a POST acts
+    at once; ``post=False`` is a link to a page that asks first (core.generic.confirm_page)."""
+
+    url_name: str
+    label: str
+    capability: str = Capability.CONFIGURE
+    post: bool = True
+
+
+class ActionsColumn(TemplateColumn):
+    """The buttons of a table's rows; each shows only to a role that may use it (its view checks
+    again)."""
+
+    template_name = "core/_row_actions.html"
+
+    def __init__(self, *actions: RowAction) -> None:
+        super().__init__(orderable=False, verbose_name="")
+        self.actions = actions
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        ctx = super().get_context_data(**kwargs)
+        user = getattr(getattr(kwargs["table"], "request", None), "user", None)
+        ctx["row_actions"] = [a for a in self.actions if user_can(user, a.capability)]
+        return ctx
+
+
 class ObjectListView(CapabilityMixin, SingleTableMixin, FilterView):
     """A paged, sortable, filterable table; HTMX requests get just the table fragment."""
 
@@ -96,6 +129,8 @@ class ObjectListView(CapabilityMixin, SingleTableMixin, FilterView):
     # page's own URL and filters when ``poll_seconds`` is set.
     partial_template = "core/_table.html"
     poll_seconds: int | None = None
+    # The table's element id, for a page's script or a test that looks for it.
+    table_id: str | None = None
     paginate_by = 25
     paginator_class = BoundedPaginator
     title = ""
@@ -133,6 +168,7 @@ class ObjectListView(CapabilityMixin, SingleTableMixin, FilterView):
             add_url_name=self.add_url_name,
             extra_add=self.extra_add,
             poll_seconds=self.poll_seconds,
+            table_id=self.table_id,
         )
         if allowed := self.bulk_allowed():
             assert self.bulk is not None
@@ -214,6 +250,85 @@ def form_page(
     )
 
 
+@dataclass(frozen=True)
+class Action:
+    """One button of an object's page, one line in its app's table of them: the service it
+    calls (with ``user=``, the object and ``params``), the capability it needs, and the message
+    on success (``{obj}`` is the object; ``{{result}}`` the service's answer)."""
+
+    service: Callable[..., object]
+    success: str
+    capability: str = Capability.OPERATE
+    params: Mapping[str, object] = field(default_factory=dict)
+
+
+def action_page(
+    request: HttpRequest,
+    actions: Mapping[str, Action],
+    verb: str,
+    *,
+    get: Callable[[], M],
+    arg: str,
+    back: Callable[[M], HttpResponse] = redirect,
+) -> HttpResponse:
+    """A button (``verb``) on an object's page: POST calls its service with the object (``get``)
+    as the keyword ``arg``; a verb the state does not allow comes back as the service's message
+    and changes nothing. Either way back to the object's page."""
+    action = actions[verb]
+    require(request, action.capability)
+    obj = get()
+    if request.method == "POST":
+        run_action(
+            request,
+            lambda: action.service(user=request.user, **{arg: obj}, **action.params),
+            action.success.format(obj=obj),
+        )
+    return back(obj)
+
+
+DROP_TEXT = "This cannot be undone. It is refused while messages or other objects still use it."
+
+
+def confirm_page(
+    request: HttpRequest,
+    obj: Model,
+    call: Callable[[], object],
+    *,
+    kind: str,
+    done: str,
+    gone_url: str,
+    title: str | None = None,
+    text: str = DROP_TEXT,
+    submit: str | None = None,
+    cancel_url: str | None = None,
+    nav: str | None = None,
+) -> HttpResponse:
+    """The one shape of every "are you sure?" page (drop, remove, unregister): GET asks, POST
+    calls the service (``done`` or its error goes to the message bar) and goes to ``gone_url``
+    (a URL name) once the object is gone, or back to the object (``cancel_url``) when it was
+    refused. ``title`` and ``submit`` default to "Drop <kind> <obj>?" and "Drop <kind>"; ``nav``
+    is a template of the app's tabs to show above."""
+    cancel = cancel_url or obj.get_absolute_url()  # type: ignore[attr-defined]
+    if request.method == "POST":
+        run_action(request, call, done)
+        # The service's answer is not enough: it may return None on success. The row is.
+        if not type(obj)._default_manager.filter(pk=obj.pk).exists():
+            return redirect(gone_url)
+        return redirect(cancel)
+    return render(
+        request,
+        "core/confirm.html",
+        {
+            "object": obj,
+            "title": title or f"Drop {kind} {obj}?",
+            "text": text,
+            "submit_label": submit or f"Drop {kind}",
+            "cancel_url": cancel,
+            "nav": nav,
+        },
+    )
+
+
 def bulk_page(request: HttpRequest, *, registry: BulkActions) -> HttpResponse:
     """A list's bulk action: GET (from the list's action bar) shows what will be done to which
     objects; POST (from that page) does it, object by object, through core.bulk (the code the
@@ -231,7 +346,9 @@ def bulk_page(request: HttpRequest, *, registry: BulkActions) -> HttpResponse:
             raise PermissionDenied(exc.message) from exc
         ctx.update(title=f"Bulk action on {registry.plural}", error=exc)
         # An HTMX confirm (the objects changed meanwhile) swaps the error into the page.
-        template = "core/_bulk_confirm.html" if request.htmx else "core/bulk_confirm.html"
+        template = (
+            "core/_bulk_confirm.html" if partial_request(request) else "core/bulk_confirm.html"
+        )
         return render(request, template, ctx, status=400)
     if request.method == "POST":
         ctx.update(
@@ -240,7 +357,7 @@ def bulk_page(request: HttpRequest, *, registry: BulkActions) -> HttpResponse:
             counts=outcome_counts(outcomes),
             title=f"{registry.actions[str(action)].label}: outcome",
         )
-        template = "core/_bulk_result.html" if request.htmx else "core/bulk_result.html"
+        template = "core/_bulk_result.html" if partial_request(request) else "core/bulk_result.html"
         return render(request, template, ctx)
     ctx.update(
         action=chosen,

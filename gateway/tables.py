@@ -8,6 +8,7 @@ from typing import Any
 import django_tables2 as tables
 from django.utils.html import format_html
 
+from core.generic import ActionsColumn, RowAction
 from gateway.models import Agent, ForeignQueue, Job, Link
 from gateway.selectors import agent_ping
 from gateway.templatetags.mgw import failures, log_level_name, mgw_badge, option_value, options_text
@@ -140,12 +141,7 @@ class ForeignQueueTable(tables.Table):
     link_type = tables.Column(accessor="link__link_type", verbose_name="Link type")
     options = tables.Column(orderable=False)
     jobs = tables.Column(empty_values=(), orderable=False, verbose_name="Jobs using it")
-    unregister = tables.TemplateColumn(
-        '{% if can_configure %}<a class="btn btn-sm btn-outline-danger py-0" '
-        "href=\"{% url 'gateway:foreignqueue_delete' record.pk %}\">Unregister</a>{% endif %}",
-        orderable=False,
-        verbose_name="",
-    )
+    unregister = ActionsColumn(RowAction("gateway:foreignqueue_delete", "Unregister", post=False))
 
     class Meta:
         model = ForeignQueue

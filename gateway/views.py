@@ -16,7 +16,16 @@ from django.urls import reverse
 
 from core.choices import Capability
 from core.exceptions import DomainError
-from core.generic import ObjectListView, form_page, require, run_action
+from core.generic import (
+    Action,
+    ObjectListView,
+    action_page,
+    confirm_page,
+    form_page,
+    partial_request,
+    require,
+    run_action,
+)
 from gateway import selectors, services
 from gateway.bulk import JOB_BULK
 from gateway.choices import AgentStatus, CleanupAction, Direction, JobStatus, LinkType, ShutdownMode
@@ -45,6 +54,7 @@ T = TypeVar("T")
 
 LOG_LINES = 200  # the agent page shows this many log lines, newest first
 SEVERITIES = [("", "all"), ("WARN", "WARN and ERROR"), ("ERROR", "ERROR only")]
+NAV = "gateway/_nav.html"  # the gateway's tabs, above each of its pages
 
 
 def _service(form: GatewayForm, call: Callable[[], T]) -> Callable[[], T]:
@@ -80,7 +90,8 @@ class GatewayListView(ObjectListView):
     filters) every two seconds."""
 
     template_name = "gateway/object_list.html"
-    partial_template = "gateway/_table.html"
+    poll_seconds = 2
+    table_id = "gateway-table"
 
 
 class AgentListView(GatewayListView):
@@ -264,55 +275,51 @@ def agent_edit(request: HttpRequest, pk: int) -> HttpResponse:
 def agent_delete(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     agent = get_object_or_404(Agent, pk=pk)
-    if request.method == "POST":
-        run_action(
-            request,
-            lambda: services.agent_remove(user=request.user, agent=agent),
-            f"Agent {agent.name} removed.",
-        )
-        if not Agent.objects.filter(pk=pk).exists():
-            return redirect("gateway:agent_list")
-        return _to_agent(agent)
-    return render(
+    return confirm_page(
         request,
-        "gateway/confirm.html",
-        {
-            "object": agent,
-            "title": f"Remove agent {agent.name}?",
-            "text": "REMOVE_AGENT: refused for DEFAULT_AGENT, while the agent has links, and "
-            "unless it is stopped.",
-            "submit_label": "Remove agent",
-            "cancel_url": reverse("gateway:agent", args=[agent.pk]),
-        },
+        agent,
+        lambda: services.agent_remove(user=request.user, agent=agent),
+        kind="agent",
+        done=f"Agent {agent.name} removed.",
+        gone_url="gateway:agent_list",
+        title=f"Remove agent {agent.name}?",
+        text="REMOVE_AGENT: refused for DEFAULT_AGENT, while the agent has links, and unless it "
+        "is stopped.",
+        submit="Remove agent",
+        cancel_url=reverse("gateway:agent", args=[agent.pk]),
+        nav=NAV,
     )
 
 
-# One button each: the service call, the capability it needs, and the message on success.
-AGENT_ACTIONS: dict[str, tuple[Callable[[Any, Agent], Any], str]] = {
-    "start": (
-        lambda user, a: services.agent_startup(user=user, agent=a),
-        "Agent {name}: start scheduled; a worker on mgw.{name} starts it.",
+# One button each: the service and the message on success (each needs OPERATE, the default).
+AGENT_ACTIONS: dict[str, Action] = {
+    "start": Action(
+        services.agent_startup,
+        "Agent {obj.name}: start scheduled; a worker on mgw.{obj.name} starts it.",
     ),
-    "shutdown": (
-        lambda user, a: services.agent_shutdown(user=user, agent=a, mode=ShutdownMode.NORMAL),
-        "Agent {name}: shutdown requested (batches in flight finish).",
+    "shutdown": Action(
+        services.agent_shutdown,
+        "Agent {obj.name}: shutdown requested (batches in flight finish).",
+        params={"mode": ShutdownMode.NORMAL},
     ),
-    "shutdown_immediate": (
-        lambda user, a: services.agent_shutdown(user=user, agent=a, mode=ShutdownMode.IMMEDIATE),
-        "Agent {name}: immediate shutdown requested (batches in flight roll back).",
+    "shutdown_immediate": Action(
+        services.agent_shutdown,
+        "Agent {obj.name}: immediate shutdown requested (batches in flight roll back).",
+        params={"mode": ShutdownMode.IMMEDIATE},
     ),
 }
 
 
 def agent_action(request: HttpRequest, pk: int, verb: str) -> HttpResponse:
-    """Start or Shutdown. One the state does not allow comes back as the service's Conflict
-    message and changes nothing."""
-    call, success = AGENT_ACTIONS[verb]
-    require(request, Capability.OPERATE)
-    agent = get_object_or_404(Agent, pk=pk)
-    if request.method == "POST":
-        run_action(request, lambda: call(request.user, agent), success.format(name=agent.name))
-    return _to_agent(agent)
+    """Start or Shutdown (one the state does not allow: the service's message)."""
+    return action_page(
+        request,
+        AGENT_ACTIONS,
+        verb,
+        get=lambda: get_object_or_404(Agent, pk=pk),
+        arg="agent",
+        back=_to_agent,
+    )
 
 
 def agent_log_level(request: HttpRequest, pk: int) -> HttpResponse:
@@ -452,7 +459,7 @@ def link_test(request: HttpRequest, pk: int) -> HttpResponse:
         ok, text = services.link_test(user=request.user, link=link)
     except (ImportError, ValueError) as exc:  # a driver not installed, a key that changed
         ok, text = False, str(exc)
-    if request.htmx:
+    if partial_request(request):
         return render(request, "gateway/_link_test.html", {"ok": ok, "text": text})
     (messages.success if ok else messages.error)(
         request, f"Connection {'OK' if ok else 'failed'}: {text}"
@@ -509,25 +516,18 @@ def link_edit(request: HttpRequest, pk: int) -> HttpResponse:
 def link_delete(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     link = get_object_or_404(Link, pk=pk)
-    if request.method == "POST":
-        run_action(
-            request,
-            lambda: services.link_remove(user=request.user, link=link),
-            f"Link {link.name} removed.",
-        )
-        if not Link.objects.filter(pk=pk).exists():
-            return redirect("gateway:link_list")
-        return _to_link(link)
-    return render(
+    return confirm_page(
         request,
-        "gateway/confirm.html",
-        {
-            "object": link,
-            "title": f"Remove link {link.name}?",
-            "text": "REMOVE_MSGSYSTEM_LINK: refused while foreign queues are registered on it.",
-            "submit_label": "Remove link",
-            "cancel_url": reverse("gateway:link", args=[link.pk]),
-        },
+        link,
+        lambda: services.link_remove(user=request.user, link=link),
+        kind="link",
+        done=f"Link {link.name} removed.",
+        gone_url="gateway:link_list",
+        title=f"Remove link {link.name}?",
+        text="REMOVE_MSGSYSTEM_LINK: refused while foreign queues are registered on it.",
+        submit="Remove link",
+        cancel_url=reverse("gateway:link", args=[link.pk]),
+        nav=NAV,
     )
 
 
@@ -602,24 +602,20 @@ def foreignqueue_add(request: HttpRequest) -> HttpResponse:
 def foreignqueue_delete(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     fq = get_object_or_404(ForeignQueue.objects.select_related("link"), pk=pk)
-    if request.method == "POST":
-        run_action(
-            request,
-            lambda: services.foreign_queue_unregister(user=request.user, foreign_queue=fq),
-            f"{fq} unregistered.",
-        )
-        return redirect("gateway:foreignqueue_list")
-    return render(
+    return confirm_page(
         request,
-        "gateway/confirm.html",
-        {
-            "object": fq,
-            "title": f"Unregister {fq}?",
-            "text": "UNREGISTER_FOREIGN_QUEUE: refused while a job uses it. Nothing is removed "
-            "from the foreign system.",
-            "submit_label": "Unregister",
-            "cancel_url": reverse("gateway:foreignqueue_list"),
-        },
+        fq,
+        lambda: services.foreign_queue_unregister(user=request.user, foreign_queue=fq),
+        kind="foreign queue",
+        done=f"{fq} unregistered.",
+        gone_url="gateway:foreignqueue_list",
+        title=f"Unregister {fq}?",
+        text="UNREGISTER_FOREIGN_QUEUE: refused while a job uses it. Nothing is removed from the "
+        "foreign system.",
+        submit="Unregister",
+        # A foreign queue has no page of its own: the list is where it is shown.
+        cancel_url=reverse("gateway:foreignqueue_list"),
+        nav=NAV,
     )
 
 
@@ -693,23 +689,27 @@ def job_edit(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-JOB_ACTIONS: dict[str, tuple[Callable[..., Job], str]] = {
-    "enable": (services.job_enable, "Job {name} enabled."),
-    "disable": (services.job_disable, "Job {name} disabled; its source keeps the messages."),
-    "reset": (services.job_reset, "Job {name} reset: READY, failures 0, retried at once."),
+JOB_ACTIONS: dict[str, Action] = {
+    "enable": Action(services.job_enable, "Job {obj.name} enabled."),
+    "disable": Action(
+        services.job_disable, "Job {obj.name} disabled; its source keeps the messages."
+    ),
+    "reset": Action(
+        services.job_reset, "Job {obj.name} reset: READY, failures 0, retried at once."
+    ),
 }
 
 
 def job_action(request: HttpRequest, pk: int, verb: str) -> HttpResponse:
     """Enable, Disable, Reset: refused with the service's message on a DELETE_PENDING job."""
-    service, success = JOB_ACTIONS[verb]
-    require(request, Capability.OPERATE)
-    job = get_object_or_404(Job, pk=pk)
-    if request.method == "POST":
-        run_action(
-            request, lambda: service(user=request.user, job=job), success.format(name=job.name)
-        )
-    return _to_job(job)
+    return action_page(
+        request,
+        JOB_ACTIONS,
+        verb,
+        get=lambda: get_object_or_404(Job, pk=pk),
+        arg="job",
+        back=_to_job,
+    )
 
 
 def job_remove(request: HttpRequest, pk: int) -> HttpResponse:

@@ -3,7 +3,6 @@ Validate the form, call one service, render; live parts are HTMX fragments polle
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
@@ -12,7 +11,16 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from core.choices import Capability
-from core.generic import ObjectListView, form_page, partial_request, require, run_action
+from core.generic import (
+    Action,
+    ObjectListView,
+    action_page,
+    confirm_page,
+    form_page,
+    partial_request,
+    require,
+    run_action,
+)
 from jobs import selectors, services
 from jobs.bulk import PROPAGATION_BULK
 from jobs.filtersets import PropagationFilterSet, PropagationRunFilterSet, SparkJobFilterSet
@@ -42,7 +50,8 @@ class PropagationListView(ObjectListView):
     bulk = PROPAGATION_BULK
 
     # The table polls itself (every few seconds) with the page's own URL and filters.
-    partial_template = "jobs/_propagation_table.html"
+    poll_seconds = 3
+    table_id = "propagation-table"
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         ctx = super().get_context_data(**kwargs)
@@ -138,45 +147,43 @@ def propagation_edit(request: HttpRequest, pk: int) -> HttpResponse:
 def propagation_delete(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     prop = get_object_or_404(Propagation, pk=pk)
-    if request.method == "POST":
-        run_action(
-            request,
-            lambda: services.propagation_delete(user=request.user, propagation=prop),
-            f"Propagation {prop.name} dropped.",
-        )
-        if not Propagation.objects.filter(pk=pk).exists():
-            return redirect("jobs:propagation_list")
-        return redirect(prop)
-    return render(request, "jobs/propagation_confirm_delete.html", {"object": prop})
+    return confirm_page(
+        request,
+        prop,
+        lambda: services.propagation_delete(user=request.user, propagation=prop),
+        kind="propagation",
+        done=f"Propagation {prop.name} dropped.",
+        gone_url="jobs:propagation_list",
+        text=(
+            f"Its schedule, its run history and its subscription to {prop.source_queue.name} "
+            "go: the source stops keeping messages for it. A running window stops at its next "
+            f"batch. Messages already at {prop.destination} stay. This cannot be undone."
+        ),
+    )
 
 
-# One button each: the service, the capability it needs, and the message on success.
-ACTIONS: dict[str, tuple[Callable[..., Any], str, str]] = {
-    "start": (services.propagation_start, Capability.OPERATE, "Propagation {name} started."),
-    "stop": (services.propagation_stop, Capability.OPERATE, "Propagation {name} stopped."),
-    "enable": (services.schedule_enable, Capability.OPERATE, "Schedule of {name} enabled."),
-    "disable": (services.schedule_disable, Capability.OPERATE, "Schedule of {name} disabled."),
-    "reset": (
+# One button each: the service and the message on success (each needs OPERATE, the default).
+ACTIONS: dict[str, Action] = {
+    "start": Action(services.propagation_start, "Propagation {obj.name} started."),
+    "stop": Action(services.propagation_stop, "Propagation {obj.name} stopped."),
+    "enable": Action(services.schedule_enable, "Schedule of {obj.name} enabled."),
+    "disable": Action(services.schedule_disable, "Schedule of {obj.name} disabled."),
+    "reset": Action(
         services.schedule_reset,
-        Capability.OPERATE,
-        "Failures of {name} cleared; the schedule is enabled and runs at once.",
+        "Failures of {obj.name} cleared; the schedule is enabled and runs at once.",
     ),
 }
 
 
 def propagation_action(request: HttpRequest, pk: int, verb: str) -> HttpResponse:
-    """A button on the propagation's page. One the state does not allow (stop a stopped one)
-    comes back as the service's Conflict message and changes nothing."""
-    service, capability, success = ACTIONS[verb]
-    require(request, capability)
-    prop = get_object_or_404(Propagation, pk=pk)
-    if request.method == "POST":
-        run_action(
-            request,
-            lambda: service(user=request.user, propagation=prop),
-            success.format(name=prop.name),
-        )
-    return redirect(prop)
+    """A button on the propagation's page (stop a stopped one: the service's message)."""
+    return action_page(
+        request,
+        ACTIONS,
+        verb,
+        get=lambda: get_object_or_404(Propagation, pk=pk),
+        arg="propagation",
+    )
 
 
 def schedule_add(request: HttpRequest, pk: int) -> HttpResponse:
@@ -231,7 +238,7 @@ def schedule_delete(request: HttpRequest, pk: int) -> HttpResponse:
 def worker_list(request: HttpRequest) -> HttpResponse:
     require(request, Capability.VIEW)
     ctx = {"workers": selectors.worker_list(), "title": "Workers"}
-    if request.htmx:
+    if partial_request(request):
         return render(request, "jobs/_worker_table.html", ctx)
     return render(request, "jobs/worker_list.html", ctx)
 
@@ -353,7 +360,8 @@ class SparkJobListView(ObjectListView):
     template_name = "jobs/spark_list.html"
 
     # The table polls itself (every few seconds) with the page's own URL and filters.
-    partial_template = "jobs/_spark_table.html"
+    poll_seconds = 3
+    table_id = "spark-table"
 
 
 def _spark_get(pk: int) -> SparkJob:
@@ -412,25 +420,21 @@ def spark_job_add(request: HttpRequest) -> HttpResponse:
     )
 
 
-SPARK_ACTIONS: dict[str, tuple[Callable[..., Any], str]] = {
-    "cancel": (services.spark_job_cancel, "Spark job {pk}: cancel requested."),
-    "rerun": (
-        services.spark_job_rerun,
-        "Spark job {pk} submitted again (attempt {{result.attempt}}).",
+SPARK_ACTIONS: dict[str, Action] = {
+    "cancel": Action(services.spark_job_cancel, "Spark job {obj.pk}: cancel requested."),
+    "rerun": Action(
+        services.spark_job_rerun, "Spark job {obj.pk} submitted again (attempt {{result.attempt}})."
     ),
 }
 
 
 def spark_job_action(request: HttpRequest, pk: int, verb: str) -> HttpResponse:
-    """Cancel or Re-run. One the state does not allow comes back as the service's Conflict
-    message and changes nothing."""
-    service, success = SPARK_ACTIONS[verb]
-    require(request, Capability.OPERATE)
-    job = get_object_or_404(SparkJob, pk=pk)
-    if request.method == "POST":
-        run_action(
-            request,
-            lambda: service(user=request.user, job=job),
-            success.format(pk=job.pk),
-        )
-    return redirect("spark:job", pk=job.pk)
+    """Cancel or Re-run (one the state does not allow: the service's message)."""
+    return action_page(
+        request,
+        SPARK_ACTIONS,
+        verb,
+        get=lambda: get_object_or_404(SparkJob, pk=pk),
+        arg="job",
+        back=lambda job: redirect("spark:job", pk=job.pk),
+    )

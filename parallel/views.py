@@ -6,7 +6,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from core.choices import Capability
-from core.generic import ObjectListView, form_page, require, run_action
+from core.generic import ObjectListView, confirm_page, form_page, require, run_action
 from parallel import selectors, services
 from parallel.filtersets import LogicalQueueFilterSet
 from parallel.forms import LogicalQueueCreateForm, PurposeForm, RebuildForm
@@ -71,16 +71,14 @@ def logicalqueue_rebuild(request: HttpRequest, pk: int) -> HttpResponse:
 def logicalqueue_delete(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     lq = get_object_or_404(LogicalQueue, pk=pk)
-    if request.method == "POST":
-        run_action(
-            request,
-            lambda: services.logical_queue_delete(user=request.user, logical_queue=lq),
-            f"Logical queue {lq.name} dropped with its queues.",
-        )
-        if not LogicalQueue.objects.filter(pk=pk).exists():
-            return redirect("parallel:logicalqueue_list")
-        return redirect(lq)
-    return render(request, "core/confirm_delete.html", {"object": lq, "kind": "logical queue"})
+    return confirm_page(
+        request,
+        lq,
+        lambda: services.logical_queue_delete(user=request.user, logical_queue=lq),
+        kind="logical queue",
+        done=f"Logical queue {lq.name} dropped with its queues.",
+        gone_url="parallel:logicalqueue_list",
+    )
 
 
 def partition_purpose(request: HttpRequest, pk: int) -> HttpResponse:

@@ -2,6 +2,7 @@ import django_tables2 as tables
 from django.utils import timezone
 from django.utils.html import format_html
 
+from core.generic import ActionsColumn, RowAction
 from queues.models import (
     Agent,
     Message,
@@ -165,9 +166,7 @@ class MessageTable(tables.Table):
 class AgentTable(tables.Table):
     name = tables.Column()
     users = tables.ManyToManyColumn(verbose_name="Users", transform=lambda u: u.username)
-    actions = tables.TemplateColumn(
-        template_name="queues/_agent_actions.html", orderable=False, verbose_name=""
-    )
+    actions = ActionsColumn(RowAction("queues:agent_delete", "Drop"))
 
     class Meta:
         model = Agent
@@ -180,9 +179,7 @@ class QueuePrivilegeTable(tables.Table):
     queue = tables.Column(linkify=True)
     user = tables.Column()
     created = tables.DateTimeColumn(format="Y-m-d H:i:s")
-    actions = tables.TemplateColumn(
-        template_name="queues/_privilege_actions.html", orderable=False, verbose_name=""
-    )
+    actions = ActionsColumn(RowAction("queues:privilege_revoke", "Revoke"))
 
     class Meta:
         model = QueuePrivilege

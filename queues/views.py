@@ -15,6 +15,7 @@ from core.choices import Capability
 from core.generic import (
     BoundedPaginator,
     ObjectListView,
+    confirm_page,
     form_page,
     partial_request,
     require,
@@ -176,16 +177,14 @@ def queuetable_edit(request: HttpRequest, pk: int) -> HttpResponse:
 def queuetable_delete(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     qt = get_object_or_404(QueueTable, pk=pk)
-    if request.method == "POST":
-        done = run_action(
-            request,
-            lambda: services.queue_table_delete(user=request.user, queue_table=qt),
-            f"Queue table {qt.name} dropped.",
-        )
-        if done is not None or not QueueTable.objects.filter(pk=pk).exists():
-            return redirect("queues:queuetable_list")
-        return redirect(qt)
-    return render(request, "core/confirm_delete.html", {"object": qt, "kind": "queue table"})
+    return confirm_page(
+        request,
+        qt,
+        lambda: services.queue_table_delete(user=request.user, queue_table=qt),
+        kind="queue table",
+        done=f"Queue table {qt.name} dropped.",
+        gone_url="queues:queuetable_list",
+    )
 
 
 # --- queues --------------------------------------------------------------------------------------
@@ -298,16 +297,14 @@ def queue_edit(request: HttpRequest, pk: int) -> HttpResponse:
 def queue_delete(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     queue = get_object_or_404(Queue, pk=pk)
-    if request.method == "POST":
-        run_action(
-            request,
-            lambda: services.queue_delete(user=request.user, queue=queue),
-            f"Queue {queue.name} dropped.",
-        )
-        if not Queue.objects.filter(pk=pk).exists():
-            return redirect("queues:queue_list")
-        return redirect(queue)
-    return render(request, "core/confirm_delete.html", {"object": queue, "kind": "queue"})
+    return confirm_page(
+        request,
+        queue,
+        lambda: services.queue_delete(user=request.user, queue=queue),
+        kind="queue",
+        done=f"Queue {queue.name} dropped.",
+        gone_url="queues:queue_list",
+    )
 
 
 def queue_toggle(request: HttpRequest, pk: int, verb: str) -> HttpResponse:
@@ -352,7 +349,7 @@ def queue_enqueue(request: HttpRequest, pk: int) -> HttpResponse:
                 delivery_mode=delivery_mode,
             ),
         )
-        if result is not None and not request.htmx:
+        if result is not None and not partial_request(request):
             return redirect(queue)
     response = render(
         request,

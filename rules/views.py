@@ -10,7 +10,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django_tables2 import RequestConfig
 
 from core.choices import Capability
-from core.generic import ObjectListView, form_page, require, run_action, run_service
+from core.generic import (
+    ObjectListView,
+    confirm_page,
+    form_page,
+    require,
+    run_action,
+    run_service,
+)
 from core.lookups import name_or_id_q
 from rules import selectors, services
 from rules.filtersets import EvaluationContextFilterSet, RuleFilterSet, RuleSetFilterSet
@@ -121,16 +128,14 @@ def rule_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def rule_delete(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     rule = get_object_or_404(Rule, pk=pk)
-    if request.method == "POST":
-        run_action(
-            request,
-            lambda: services.rule_delete(user=request.user, rule=rule),
-            f"Rule {rule.name} dropped.",
-        )
-        if not Rule.objects.filter(pk=pk).exists():
-            return redirect("rules:rule_list")
-        return redirect(rule)
-    return render(request, "core/confirm_delete.html", {"object": rule, "kind": "rule"})
+    return confirm_page(
+        request,
+        rule,
+        lambda: services.rule_delete(user=request.user, rule=rule),
+        kind="rule",
+        done=f"Rule {rule.name} dropped.",
+        gone_url="rules:rule_list",
+    )
 
 
 def ruleset_add(request: HttpRequest) -> HttpResponse:
@@ -174,14 +179,14 @@ def ruleset_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def ruleset_delete(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     rs = get_object_or_404(RuleSet, pk=pk)
-    if request.method == "POST":
-        run_action(
-            request,
-            lambda: services.rule_set_delete(user=request.user, rule_set=rs),
-            f"Rule set {rs.name} dropped.",
-        )
-        return redirect("rules:ruleset_list")
-    return render(request, "core/confirm_delete.html", {"object": rs, "kind": "rule set"})
+    return confirm_page(
+        request,
+        rs,
+        lambda: services.rule_set_delete(user=request.user, rule_set=rs),
+        kind="rule set",
+        done=f"Rule set {rs.name} dropped.",
+        gone_url="rules:ruleset_list",
+    )
 
 
 def ruleset_add_rule(request: HttpRequest, pk: int) -> HttpResponse:
@@ -232,17 +237,13 @@ def context_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def context_delete(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     ctx = get_object_or_404(EvaluationContext, pk=pk)
-    if request.method == "POST":
-        run_action(
-            request,
-            lambda: services.evaluation_context_delete(user=request.user, context=ctx),
-            f"Evaluation context {ctx.name} dropped.",
-        )
-        if not EvaluationContext.objects.filter(pk=pk).exists():
-            return redirect("rules:context_list")
-        return redirect(ctx)
-    return render(
-        request, "core/confirm_delete.html", {"object": ctx, "kind": "evaluation context"}
+    return confirm_page(
+        request,
+        ctx,
+        lambda: services.evaluation_context_delete(user=request.user, context=ctx),
+        kind="evaluation context",
+        done=f"Evaluation context {ctx.name} dropped.",
+        gone_url="rules:context_list",
     )
 
 

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from core.choices import Capability
-from core.generic import ObjectListView, form_page, require, run_action
+from core.generic import ObjectListView, confirm_page, form_page, partial_request, require
 from sites import selectors, services
 from sites.filtersets import DatabaseLinkFilterSet
 from sites.forms import DatabaseLinkForm
@@ -57,16 +57,14 @@ def link_edit(request: HttpRequest, pk: int) -> HttpResponse:
 def link_delete(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.CONFIGURE)
     link = get_object_or_404(DatabaseLink, pk=pk)
-    if request.method == "POST":
-        run_action(
-            request,
-            lambda: services.database_link_drop(user=request.user, link=link),
-            f"Database link {link.name} dropped.",
-        )
-        if not DatabaseLink.objects.filter(pk=pk).exists():
-            return redirect("sites:link_list")
-        return redirect(link)
-    return render(request, "core/confirm_delete.html", {"object": link, "kind": "database link"})
+    return confirm_page(
+        request,
+        link,
+        lambda: services.database_link_drop(user=request.user, link=link),
+        kind="database link",
+        done=f"Database link {link.name} dropped.",
+        gone_url="sites:link_list",
+    )
 
 
 def link_test(request: HttpRequest, pk: int) -> HttpResponse:
@@ -76,7 +74,7 @@ def link_test(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method != "POST":
         return redirect(link)
     ok, text = services.database_link_test(user=request.user, link=link)
-    if request.htmx:
+    if partial_request(request):
         return render(request, "sites/_link_test.html", {"ok": ok, "text": text})
     (messages.success if ok else messages.error)(
         request, f"Connection {'OK' if ok else 'failed'}: {text}"

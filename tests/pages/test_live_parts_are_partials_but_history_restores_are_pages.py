@@ -1,4 +1,4 @@
-"""The polled parts of the dashboard, the queue list, the queue page and the status views answer
+"""The polled parts of the dashboard, the lists, the queue page and the status views answer
 an HTMX poll with the part alone; a history restore (htmx 2 sends one as an HTMX request when a
 page is missing from its cache) gets the whole page, or the user would see a bare table."""
 
@@ -21,6 +21,10 @@ NAVBAR = 'class="navbar-brand"'
         ("/queues/?q=ORD", 'hx-trigger="every 3s"'),
         ("/queues/{pk}/?fragment=summary", 'id="queue-depth"'),
         ("/status/?view=dba_queues", 'id="status-table"'),
+        ("/propagations/", 'id="propagation-table"'),
+        ("/propagations/workers/", 'id="worker-table"'),
+        ("/spark/", 'id="spark-table"'),
+        ("/gateway/agents/", 'id="gateway-table"'),
     ],
 )
 def test_a_poll_gets_the_part_and_a_history_restore_the_page(admin_client, queue, path, part):

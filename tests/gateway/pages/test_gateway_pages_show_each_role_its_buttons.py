@@ -92,3 +92,20 @@ def test_lists_offer_add_to_administrators_only(admin_client, operator_client, d
     ):
         assert 'id="add-button"' in _html(admin_client, path)
         assert 'id="add-button"' not in _html(operator_client, path)
+
+
+def test_the_foreign_queue_list_offers_unregister_to_administrators_only(
+    admin_client, operator_client, foreign_queue
+):
+    link = f'href="/gateway/foreign-queues/{foreign_queue.pk}/delete/">Unregister</a>'
+    assert link in _html(admin_client, "/gateway/foreign-queues/")
+    assert "Unregister" not in _html(operator_client, "/gateway/foreign-queues/")
+
+
+def test_the_remove_pages_ask_under_the_gateway_tabs(admin_client, operator_client, amqp_link):
+    html = _html(admin_client, f"/gateway/links/{amqp_link.pk}/delete/")
+
+    assert 'id="gateway-nav"' in html and f"Remove link {amqp_link.name}?" in html
+    assert f'href="/gateway/links/{amqp_link.pk}/">Cancel</a>' in html
+    assert 'type="submit">Remove link</button>' in html
+    assert operator_client.get(f"/gateway/links/{amqp_link.pk}/delete/").status_code == 403
