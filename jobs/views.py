@@ -264,15 +264,16 @@ TRACE_MAX_HOPS = 16  # a trace stops this deep (and says so); cycles stop it ear
 
 def topology(request: HttpRequest) -> HttpResponse:
     """Queues and propagations as a graph (Cytoscape.js). The page carries its data; the graph
-    asks the same URL with ``?format=json`` every few seconds and updates itself in place."""
+    asks the same URL with ``?format=json`` every few seconds and updates itself in place. The
+    JSON takes ``?q=`` (part of a queue name): the part of the graph around those queues."""
     from django.http import JsonResponse
 
     from jobs.choices import ScheduleState
 
     require(request, Capability.VIEW)
-    graph = selectors.topology()
     if request.GET.get("format") == "json":
-        return JsonResponse(graph)
+        return JsonResponse(selectors.topology(q=request.GET.get("q", "")[:128]))
+    graph = selectors.topology()
     names = {n["id"]: n["name"] for n in graph["nodes"]}
     edges = [
         {**e, "source_name": names.get(e["source"], ""), "target_name": names.get(e["target"], "")}
