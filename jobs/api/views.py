@@ -231,11 +231,19 @@ class MaintenanceView(APIView):
 
 
 class TopologyView(APIView):
-    """The graph: queues as nodes (READY depth), propagations as edges (state, rate, backlog)."""
+    """The graph: queues as nodes (READY depth), propagations as edges (state, rate, backlog).
+    ``?q=`` narrows it to the queues whose name contains the text and their propagations."""
 
-    @extend_schema(responses=s.TopologySerializer)
+    @extend_schema(
+        responses=s.TopologySerializer,
+        parameters=[
+            OpenApiParameter(
+                "q", str, description="Part of a queue name: that part of the graph only."
+            )
+        ],
+    )
     def get(self, request: Request) -> Response:
-        return Response(selectors.topology())
+        return Response(selectors.topology(q=request.query_params.get("q", "")[:128]))
 
 
 class AttentionView(APIView):
