@@ -194,8 +194,13 @@ def attention(*, limit: int = ATTENTION_LIMIT) -> dict[str, Any]:
     disabled_states = (ScheduleState.DISABLED, ScheduleState.STOPPED)
     disabled = list(props.filter(state__in=disabled_states)[: limit + 1])
     behind = []
+    # A backlog is only possible where the source's queue table holds messages: one grouped
+    # read of the message storage (as the dashboard's counts do) spares the backlog function
+    # for every propagation whose source's table is empty (2,000 calls, 0.2 s, when all are).
+    holding = Message.objects.order_by().values_list("queue_table_id", flat=True).distinct()
+    candidates = props.filter(source_queue__queue_table_id__in=list(holding))
     # Only those with a backlog: the oldest message is asked for those rows alone.
-    for p in props.filter(backlog__gt=0):
+    for p in candidates.filter(backlog__gt=0):
         if p.oldest_backlog is None:
             continue
         latency = p.schedule.latency if getattr(p, "schedule", None) is not None else 3.0
