@@ -10,6 +10,7 @@ from django.utils import timezone
 from core.models import ChangeLogEntry
 from jobs import services
 from jobs.models import Maintenance
+from queues import services as qs
 from tests.jobs.helpers import enqueue
 
 pytestmark = pytest.mark.django_db
@@ -132,6 +133,39 @@ def test_the_topology_for_a_name_has_those_queues_their_propagations_and_the_oth
     # The page's own data URL answers the same.
     page = monitor_client.get("/propagations/topology/", {"format": "json", "q": "ORDERS"}).json()
     assert {n["name"] for n in page["nodes"]} == {"ORDERS_IN", "BILLING"}
+
+
+def test_a_propagation_whose_oldest_message_waits_over_a_minute_is_falling_behind(
+    admin_user, mc_table, sc_table, make_queue
+):
+    from django.db import connection
+
+    from jobs.selectors import attention
+
+    src, idle_src = make_queue("SRC", mc_table), make_queue("IDLE_SRC", mc_table)
+    other_table = qs.queue_table_create(user=admin_user, name="QT_MC2", multiple_consumers=True)
+    empty_src = make_queue("EMPTY_SRC", other_table)
+    for name, source in (("P_LATE", src), ("P_IDLE", idle_src), ("P_EMPTY", empty_src)):
+        services.propagation_create(
+            user=admin_user,
+            name=name,
+            source_queue=source,
+            destination_queue=make_queue(f"DST_{name}", sc_table),
+        )
+    enqueue(src, [{"n": 1}, {"n": 2}])
+    with connection.cursor() as cur:
+        # Enqueued five minutes ago; the commit sequence is the COMMIT's, which this test's
+        # transaction never reaches.
+        cur.execute(
+            "UPDATE aq_message SET enq_time = now() - interval '5 minutes', "
+            "commit_seq = coalesce(commit_seq, id) WHERE queue_id = %s",
+            [src.pk],
+        )
+
+    behind = attention()["behind"]
+
+    assert [(b["propagation"].name, b["propagation"].backlog) for b in behind] == [("P_LATE", 2)]
+    assert behind[0]["age"] > 240
 
 
 def test_the_attention_list_shows_the_first_of_each_list_and_says_which_have_more(
