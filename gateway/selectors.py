@@ -7,7 +7,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from gateway.choices import AGENT_LIVE_STATES, AgentPing, AgentStatus, Direction
@@ -30,13 +31,18 @@ def agent_list() -> QuerySet[Agent]:
     )
 
 
+def _count_per_link(model: Any) -> Coalesce:
+    """Rows of ``model`` on the outer link, as a correlated count."""
+    rows = model.objects.filter(link=OuterRef("pk")).order_by().values("link")
+    return Coalesce(Subquery(rows.annotate(n=Count("id")).values("n")[:1]), 0)
+
+
 def link_list() -> QuerySet[Link]:
+    # Two correlated counts, not Count(distinct) over both joins: those multiply a link's
+    # foreign queues by its jobs (15,000 rows a link at 1,000 jobs on 8 links, 0.15 s a page).
     return (
         Link.objects.select_related("agent")
-        .annotate(
-            queue_count=Count("foreign_queues", distinct=True),
-            job_count=Count("jobs", distinct=True),
-        )
+        .annotate(queue_count=_count_per_link(ForeignQueue), job_count=_count_per_link(Job))
         .order_by("name")
     )
 
@@ -90,18 +96,26 @@ def job_list() -> QuerySet[Job]:
     )
 
 
-def topology_parts(*, limit: int) -> tuple[list[Link], list[ForeignQueue], list[Job]]:
+def topology_parts(*, limit: int, q: str = "") -> tuple[list[Link], list[ForeignQueue], list[Job]]:
     """The links, foreign queues and jobs the topology graph draws (jobs.selectors.topology):
-    three queries whatever their number, each row with the relations the graph names."""
+    three queries whatever their number, each row with the relations the graph names. ``q``:
+    only the jobs with an end (our queue or the foreign one) whose name contains it, and the
+    foreign queues that match or that those jobs use."""
     links = list(Link.objects.select_related("agent").order_by("name")[:limit])
-    foreign = list(
-        ForeignQueue.objects.select_related("link").order_by("link__name", "name")[:limit]
-    )
-    jobs = list(
-        Job.objects.select_related(
-            "link", "source_foreign__link", "destination_foreign__link"
-        ).order_by("name")[:limit]
-    )
+    job_qs = Job.objects.select_related("link", "source_foreign__link", "destination_foreign__link")
+    foreign_qs = ForeignQueue.objects.select_related("link")
+    if q:
+        job_qs = job_qs.filter(
+            Q(source_queue__name__icontains=q)
+            | Q(destination_queue__name__icontains=q)
+            | Q(source_foreign__name__icontains=q)
+            | Q(destination_foreign__name__icontains=q)
+        )
+    jobs = list(job_qs.order_by("name")[:limit])
+    if q:
+        used = {j.source_foreign_id or j.destination_foreign_id for j in jobs}
+        foreign_qs = foreign_qs.filter(Q(name__icontains=q) | Q(pk__in=used))
+    foreign = list(foreign_qs.order_by("link__name", "name")[:limit])
     return links, foreign, jobs
 
 

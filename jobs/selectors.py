@@ -174,28 +174,42 @@ def worker_list() -> list[dict[str, Any]]:
     return out
 
 
-def attention() -> dict[str, Any]:
+# Propagations per list of the dashboard's "needs attention" (the propagation list, filtered by
+# state, has the rest): a list of every propagation is no help to an operator at 2,000.
+ATTENTION_LIMIT = 50
+
+
+def attention(*, limit: int = ATTENTION_LIMIT) -> dict[str, Any]:
     """What needs an operator first: failed and failing schedules, stuck runs, propagations
-    falling behind, exception queues that hold messages, and maintenance mode."""
-    props = list(propagation_list())
+    falling behind, exception queues that hold messages, and maintenance mode. Each list is
+    filtered in SQL and holds at most ``limit`` propagations; ``truncated`` names those that
+    have more."""
+    props = propagation_list()
     now = timezone.now()
-    failing = [
-        p
-        for p in props
-        if p.state in (ScheduleState.FAILED, ScheduleState.BACKING_OFF)
-        or (getattr(p, "schedule", None) is not None and p.schedule.failures > 0)
-    ]
-    stuck = [p for p in props if p.state == ScheduleState.STUCK]
+    failing_q = Q(state__in=(ScheduleState.FAILED, ScheduleState.BACKING_OFF)) | Q(
+        schedule__failures__gt=0
+    )
+    failing = list(props.filter(failing_q)[: limit + 1])
+    stuck = list(props.filter(state=ScheduleState.STUCK)[: limit + 1])
+    disabled_states = (ScheduleState.DISABLED, ScheduleState.STOPPED)
+    disabled = list(props.filter(state__in=disabled_states)[: limit + 1])
     behind = []
-    for p in props:
-        if not p.backlog or p.oldest_backlog is None:
+    # A backlog is only possible where the source's queue table holds messages: one grouped
+    # read of the message storage (as the dashboard's counts do) spares the backlog function
+    # for every propagation whose source's table is empty (2,000 calls, 0.2 s, when all are).
+    holding = Message.objects.order_by().values_list("queue_table_id", flat=True).distinct()
+    candidates = props.filter(source_queue__queue_table_id__in=list(holding))
+    # Only those with a backlog: the oldest message is asked for those rows alone.
+    for p in candidates.filter(backlog__gt=0):
+        if p.oldest_backlog is None:
             continue
         latency = p.schedule.latency if getattr(p, "schedule", None) is not None else 3.0
         age = (now - p.oldest_backlog).total_seconds()
         if age > max(60.0, 10 * latency):
             behind.append({"propagation": p, "age": age})
     behind.sort(key=lambda d: -d["age"])
-    disabled = [p for p in props if p.state in (ScheduleState.DISABLED, ScheduleState.STOPPED)]
+    lists = {"failing": failing, "stuck": stuck, "behind": behind, "disabled": disabled}
+    truncated = [name for name, rows in lists.items() if len(rows) > limit]
     exq = (
         Queue.objects.filter(kind=QueueKind.EXCEPTION)
         .annotate(
@@ -206,20 +220,23 @@ def attention() -> dict[str, Any]:
     )
     return {
         "maintenance": maintenance(),
-        "failing": failing,
-        "stuck": stuck,
-        "behind": behind,
-        "disabled": disabled,
+        **{name: rows[:limit] for name, rows in lists.items()},
+        "truncated": truncated,
+        "limit": limit,
         "exception_queues": list(exq[:20]),
-        "total": len(props),
+        "total": Propagation.objects.count(),
     }
 
 
 # --- topology graph ------------------------------------------------------------------------------
 
 
-def topology(*, limit: int = 2000) -> dict[str, Any]:
+def topology(*, limit: int = 2000, q: str = "") -> dict[str, Any]:
     """Queues as nodes (with their READY depth), propagations as edges (state, rate, backlog).
+
+    ``q`` narrows the graph to the queues whose name contains it, the propagations from or to
+    them and those propagations' other ends: the whole graph stops at ``limit`` nodes, so at
+    10,000 queues a name filter must be the server's to find a queue past the first ``limit``.
 
     With database links, sites are groups: this site's queues, and per linked site (by global
     name) a node for each ``QUEUE@LINK`` a propagation here names, plus what that site's own
@@ -236,11 +253,31 @@ def topology(*, limit: int = 2000) -> dict[str, Any]:
     from instances.selectors import instance_list
     from sites.selectors import local_global_name
 
+    q = (q or "").strip()
+    props_qs = propagation_list()
+    if q:
+        props_qs = props_qs.filter(
+            Q(source_queue__name__icontains=q) | Q(destination_queue__name__icontains=q)
+        )
+    props = list(props_qs[:limit])
+    links, foreign, jobs = gateway_selectors.topology_parts(limit=limit, q=q)
+    ids = {p.source_queue_id for p in props} | {
+        p.destination_queue_id for p in props if p.destination_queue_id is not None
+    }
+    ids |= {j.source_queue_id or j.destination_queue_id for j in jobs}
+    wanted = Q(name__icontains=q) if q else Q(kind=QueueKind.NORMAL)
+    queues = list(
+        Queue.objects.filter(Q(pk__in=ids) | wanted).select_related("queue_table__owner_instance")[
+            :limit
+        ]
+    )
+    messages = Message.objects.filter(state__in=[MessageState.READY, MessageState.WAITING])
+    if q:  # the filtered graph's own queues, not a count over every queue's messages
+        messages = messages.filter(queue__in=[queue.pk for queue in queues])
     depth: dict[int, int] = {}
     held: dict[int, int] = {}  # READY + WAITING: what an outbound job's source keeps for it
     for queue_id, ready, waiting in (
-        Message.objects.filter(state__in=[MessageState.READY, MessageState.WAITING])
-        .order_by()
+        messages.order_by()
         .values("queue")
         .annotate(
             ready=Count("id", filter=Q(state=MessageState.READY)),
@@ -250,26 +287,19 @@ def topology(*, limit: int = 2000) -> dict[str, Any]:
     ):
         depth[queue_id] = ready
         held[queue_id] = ready + waiting
-    props = list(propagation_list()[:limit])
-    links, foreign, jobs = gateway_selectors.topology_parts(limit=limit)
-    ids = {p.source_queue_id for p in props} | {
-        p.destination_queue_id for p in props if p.destination_queue_id is not None
-    }
-    ids |= {j.source_queue_id or j.destination_queue_id for j in jobs}
-    queues = Queue.objects.filter(Q(pk__in=ids) | Q(kind=QueueKind.NORMAL)).select_related(
-        "queue_table__owner_instance"
-    )[:limit]
     nodes = [
         {
-            "id": f"q{q.pk}",
-            "name": q.name,
-            "depth": depth.get(q.pk, 0),
-            "table": q.queue_table.name,
-            "kind": q.kind,
-            "url": q.get_absolute_url() if hasattr(q, "get_absolute_url") else "",
-            "instance": q.queue_table.owner_instance.name if q.queue_table.owner_instance else "",
+            "id": f"q{queue.pk}",
+            "name": queue.name,
+            "depth": depth.get(queue.pk, 0),
+            "table": queue.queue_table.name,
+            "kind": queue.kind,
+            "url": queue.get_absolute_url() if hasattr(queue, "get_absolute_url") else "",
+            "instance": (
+                queue.queue_table.owner_instance.name if queue.queue_table.owner_instance else ""
+            ),
         }
-        for q in queues
+        for queue in queues
     ]
     edges = [
         {

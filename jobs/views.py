@@ -271,18 +271,19 @@ TRACE_MAX_HOPS = 16  # a trace stops this deep (and says so); cycles stop it ear
 
 def topology(request: HttpRequest) -> HttpResponse:
     """Queues and propagations as a graph (Cytoscape.js). The page carries its data; the graph
-    asks the same URL with ``?format=json`` every few seconds and updates itself in place."""
+    asks the same URL with ``?format=json`` every few seconds and updates itself in place. The
+    JSON takes ``?q=`` (part of a queue name): the part of the graph around those queues."""
     from django.http import JsonResponse
 
     from gateway.choices import JobStatus
     from jobs.choices import ScheduleState
 
     require(request, Capability.VIEW)
-    graph = selectors.topology()
     q = request.GET.get("q", "")[:128]
     if request.GET.get("format") == "json":
-        return JsonResponse(selectors.topology_filter(graph, q))
+        return JsonResponse(selectors.topology_filter(selectors.topology(q=q), q))
     # The page carries the whole graph: its filter box hides and shows parts without a reload.
+    graph = selectors.topology()
     names = {n["id"]: n["name"] for n in graph["nodes"]}
     edges = [
         {**e, "source_name": names.get(e["source"], ""), "target_name": names.get(e["target"], "")}

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.core.validators import MinValueValidator
 from django.db import models
-from django.db.models.functions import Now
+from django.db.models.functions import Now, Upper
 from django.urls import reverse
 
 from core.validators import name_validator, validate_seconds
@@ -129,6 +129,10 @@ class Queue(models.Model):
                 condition=models.Q(retention_time__gte=0), name="queue_retention_not_negative"
             ),
         ]
+        # Queues are found by name whatever its case (name__iexact: CREATE_JOB's ends, the
+        # filters' NameOrIdFilter): without this, each lookup walks the name index (15 ms at
+        # 10,000 queues).
+        indexes = [models.Index(Upper("name"), name="queue_name_upper")]
 
     def __str__(self) -> str:
         return self.name

@@ -13,6 +13,10 @@ stays that of the invariant checks.
   none left;
 - no memory of history: every later run of ``--repeat`` (after ``--history``) not more than 10%
   below the first run, on the fresh database.
+
+And those of issue 16 for ``bench console`` (:func:`console_check`): every page's median at most
+150 ms, the API's queue list at most 100 ms, and the queue list's queries the same at two page
+sizes.
 """
 
 from __future__ import annotations
@@ -170,6 +174,58 @@ def _history(result: dict[str, Any], runs: list[dict[str, Any]] | None) -> dict[
     return out
 
 
+# --- bench console (issue 16) -------------------------------------------------------------------
+
+CONSOLE_MAX_MS = 150.0
+CONSOLE_API_MAX_MS = 100.0
+CONSOLE_MS_KEYS = (
+    "queue_list_ms_p50",
+    "job_list_ms_p50",
+    "api_queue_list_ms_p50",
+    "propagation_list_ms_p50",
+    "dashboard_ms_p50",
+    "topology_ms_p50",
+)
+
+
+def console_check(result: dict[str, Any]) -> dict[str, Any]:
+    """The console's targets from one result of ``bench console``: lower is better here."""
+    out: dict[str, Any] = {}
+    for key in CONSOLE_MS_KEYS:
+        limit = CONSOLE_API_MAX_MS if key == "api_queue_list_ms_p50" else CONSOLE_MAX_MS
+        text = f"{key} <= {limit:g} ms"
+        if key not in result:
+            out[key] = _not_run(text, f"missing {key}")
+            continue
+        out[key] = {
+            "status": PASS if result[key] <= limit else FAIL,
+            "target": text,
+            "value": result[key],
+            "required": limit,
+            "compared": {},
+            "rule": "at most",
+        }
+    sizes = sorted(
+        (int(k.rsplit("_", 1)[1]), v)
+        for k, v in result.items()
+        if k.startswith("queries_per_list_page_at_")
+    )
+    text = "queries_per_list_page does not grow with the page size"
+    if len(sizes) < 2:
+        out["queries_per_list_page_constant"] = _not_run(text, "needs the queue list at two sizes")
+    else:
+        (_, first), (_, last) = sizes[0], sizes[-1]
+        out["queries_per_list_page_constant"] = {
+            "status": PASS if last <= first else FAIL,
+            "target": text,
+            "value": last,
+            "required": first,
+            "compared": {f"per_page={size}": n for size, n in sizes},
+            "rule": "at most",
+        }
+    return out
+
+
 def report_lines(targets: dict[str, Any]) -> list[str]:
     """One line per target for stderr: status, what, and the numbers."""
     lines = []
@@ -180,6 +236,7 @@ def report_lines(targets: dict[str, Any]) -> list[str]:
         compared = ", ".join(f"{k} {v}" for k, v in t["compared"].items())
         rule = f" [{t['rule']}]" if "rule" in t else ""
         lines.append(
-            f"  {t['status']:<7} {name}: {t['value']} against {t['required']}{rule} ({compared})"
+            f"  {t['status']:<7} {name}: {t['value']} against {t['required']}{rule}"
+            + (f" ({compared})" if compared else "")
         )
     return lines

@@ -232,7 +232,8 @@ class MaintenanceView(APIView):
 
 class TopologyView(APIView):
     """The graph: queues and foreign queues as nodes (READY depth), propagations and gateway
-    jobs as edges (state, rate, backlog); sites, owner instances and gateway links as groups."""
+    jobs as edges (state, rate, backlog); sites, owner instances and gateway links as groups.
+    ``?q=`` narrows it to the queues whose name contains the text and what connects to them."""
 
     @extend_schema(
         responses=s.TopologySerializer,

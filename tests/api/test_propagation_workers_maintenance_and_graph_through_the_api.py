@@ -10,6 +10,7 @@ from django.utils import timezone
 from core.models import ChangeLogEntry
 from jobs import services
 from jobs.models import Maintenance
+from queues import services as qs
 from tests.jobs.helpers import enqueue
 
 pytestmark = pytest.mark.django_db
@@ -113,6 +114,80 @@ def test_the_topology_has_queues_as_nodes_and_propagations_as_edges(
         nodes["DST"]["id"],
     )
     assert (edge["state"], edge["backlog"], edge["url"]) == ("idle", 2, p.get_absolute_url())
+
+
+def test_the_topology_for_a_name_has_those_queues_their_propagations_and_the_other_ends(
+    monitor_api, monitor_client, admin_user, mc_table, sc_table, make_queue
+):
+    src, dst = make_queue("ORDERS_IN", mc_table), make_queue("BILLING", sc_table)
+    make_queue("UNRELATED", sc_table)
+    services.propagation_create(
+        user=admin_user, name="P_ORDERS", source_queue=src, destination_queue=dst
+    )
+    enqueue(src, [{"n": 1}])
+
+    graph = monitor_api.get("/api/topology/", {"q": "orders"}).json()
+
+    assert {n["name"]: n["depth"] for n in graph["nodes"]} == {"ORDERS_IN": 1, "BILLING": 0}
+    assert [e["name"] for e in graph["edges"]] == ["P_ORDERS"]
+    # The page's own data URL answers the same.
+    page = monitor_client.get("/propagations/topology/", {"format": "json", "q": "ORDERS"}).json()
+    assert {n["name"] for n in page["nodes"]} == {"ORDERS_IN", "BILLING"}
+
+
+def test_a_propagation_whose_oldest_message_waits_over_a_minute_is_falling_behind(
+    admin_user, mc_table, sc_table, make_queue
+):
+    from django.db import connection
+
+    from jobs.selectors import attention
+
+    src, idle_src = make_queue("SRC", mc_table), make_queue("IDLE_SRC", mc_table)
+    other_table = qs.queue_table_create(user=admin_user, name="QT_MC2", multiple_consumers=True)
+    empty_src = make_queue("EMPTY_SRC", other_table)
+    for name, source in (("P_LATE", src), ("P_IDLE", idle_src), ("P_EMPTY", empty_src)):
+        services.propagation_create(
+            user=admin_user,
+            name=name,
+            source_queue=source,
+            destination_queue=make_queue(f"DST_{name}", sc_table),
+        )
+    enqueue(src, [{"n": 1}, {"n": 2}])
+    with connection.cursor() as cur:
+        # Enqueued five minutes ago; the commit sequence is the COMMIT's, which this test's
+        # transaction never reaches.
+        cur.execute(
+            "UPDATE aq_message SET enq_time = now() - interval '5 minutes', "
+            "commit_seq = coalesce(commit_seq, id) WHERE queue_id = %s",
+            [src.pk],
+        )
+
+    behind = attention()["behind"]
+
+    assert [(b["propagation"].name, b["propagation"].backlog) for b in behind] == [("P_LATE", 2)]
+    assert behind[0]["age"] > 240
+
+
+def test_the_attention_list_shows_the_first_of_each_list_and_says_which_have_more(
+    admin_user, operator_user, mc_table, sc_table, make_queue
+):
+    from jobs.selectors import attention
+
+    src = make_queue("SRC", mc_table)
+    for k in range(3):
+        p = services.propagation_create(
+            user=admin_user,
+            name=f"P{k}",
+            source_queue=src,
+            destination_queue=make_queue(f"DST{k}", sc_table),
+        )
+        services.schedule_disable(user=operator_user, propagation=p)
+
+    short = attention(limit=2)
+
+    assert [p.name for p in short["disabled"]] == ["P0", "P1"]
+    assert short["truncated"] == ["disabled"] and short["total"] == 3
+    assert attention(limit=3)["truncated"] == []
 
 
 def test_the_attention_list_names_disabled_propagations_and_held_messages(

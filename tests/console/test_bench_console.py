@@ -1,5 +1,6 @@
-"""``manage.py bench console`` at a tiny scale: every figure present, nothing left behind, and
-the pages' query counts independent of the number of queues (no timing assertions)."""
+"""``manage.py bench console`` at a tiny scale, through the real WSGI stack: every key of
+WORKLOADS.md present, nothing left behind, and the pages' query counts independent of the size of
+the topology and of the queue list's page size (no timing assertions)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,21 @@ from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.sessions.models import Session
 from django.core.management import call_command
 
-from console.bench.console import sizes_for, urls
+from console.bench.console import EXTRA_KEYS, KEYS, sizes_for, urls
 from core.models import ChangeLogEntry
+from gateway.models import Agent, ForeignQueue, Job, Link
 from jobs.models import Propagation
 from queues.models import Queue, QueueTable, QueueTableOwnerMove, Subscriber
 from rules.models import RuleSet
 
-PAGE_KEYS = {"url", "median_ms", "p95_ms", "queries", "bytes"}
+# The served requests run on the server's own connection: the suite's rows must be committed.
+LIVE = pytest.mark.django_db(transaction=True)
+
+PAGE_KEYS = {"url", "requests", "median_ms", "p95_ms", "queries", "bytes"}
+WORKLOAD_KEYS = {*KEYS, *EXTRA_KEYS, "queries_per_list_page"}
 
 
 def run_bench(scale: float) -> dict:
@@ -25,38 +32,60 @@ def run_bench(scale: float) -> dict:
     return json.loads(out.getvalue().strip().splitlines()[-1])
 
 
-@pytest.mark.django_db
-def test_console_suite_prints_every_page_and_leaves_no_row_behind() -> None:
+@LIVE
+def test_console_suite_prints_every_key_and_leaves_no_row_behind() -> None:
     users_before = get_user_model().objects.count()
     log_before = ChangeLogEntry.objects.count()
+    sessions_before = Session.objects.count()
 
     result = run_bench(0.002)
 
     prefix = result["prefix"]
-    assert result["queues"] == sizes_for(0.002)["queues"] == 20
-    assert result["queue_tables"] == 1
-    assert result["propagations"] > 0 and result["subscribers"] > 0 and result["rule_sets"] > 0
-    made = {"queues": [1], "tables": [1]}  # only the keys matter here
+    assert sizes_for(0.002) == {
+        "queues": 20,
+        "queue_tables": 2,
+        "propagations": 4,
+        "gateway_jobs": 2,
+    }
+    assert (result["queues"], result["queue_tables"]) == (20, 2)
+    assert (result["propagations"], result["gateway_jobs"], result["foreign_queues"]) == (4, 2, 2)
+    assert result["subscribers"] > 0 and result["rule_sets"] > 0 and result["links"] == 2
+    for key in WORKLOAD_KEYS:
+        assert isinstance(result[key], int | float) and result[key] > 0, key
+    made = {"queues": [1], "tables": [1]}  # only the names matter here
     assert set(result["pages"]) == set(urls(prefix, made))
-    for key, page in result["pages"].items():
-        assert set(page) == PAGE_KEYS, key
-        assert page["queries"] > 0 and page["bytes"] > 0, key
-        assert 0 < page["median_ms"] <= page["p95_ms"], key
+    for name, page in result["pages"].items():
+        assert set(page) == PAGE_KEYS, name
+        assert page["queries"] > 0 and page["bytes"] > 0, name
+        assert 0 < page["median_ms"] <= page["p95_ms"], name
+    keyed = {*KEYS.values(), *EXTRA_KEYS.values()}
+    assert {p["requests"] for n, p in result["pages"].items() if n in keyed} == {50}
+    assert result["targets"]["queries_per_list_page_constant"]["status"] == "PASS"
+    assert set(result["targets"]) >= set(KEYS)
+
     assert result["left_behind"] == 0
-    for model in (QueueTable, Queue, Subscriber, Propagation, RuleSet):
+    for model in (QueueTable, Queue, Subscriber, Propagation, RuleSet, Agent, Link, Job):
         assert not model.objects.filter(name__startswith=prefix).exists(), model.__name__
+    assert not ForeignQueue.objects.filter(name__startswith=prefix).exists()
     assert not QueueTableOwnerMove.objects.filter(queue_table_name__startswith=prefix).exists()
     assert get_user_model().objects.count() == users_before
     assert ChangeLogEntry.objects.count() == log_before
+    assert Session.objects.count() == sessions_before
 
 
-@pytest.mark.django_db
-def test_queue_pages_cost_the_same_queries_at_20_and_at_60_queues() -> None:
-    small = run_bench(0.002)["pages"]
-    large = run_bench(0.006)["pages"]
+@LIVE
+def test_pages_cost_the_same_queries_at_two_sizes_and_at_two_page_sizes() -> None:
+    small = run_bench(0.002)
+    large = run_bench(0.006)
 
-    assert {k: p["queries"] for k, p in large.items()} == {
-        k: p["queries"] for k, p in small.items()
+    assert (large["queues"], large["propagations"], large["gateway_jobs"]) == (60, 12, 6)
+    assert {k: p["queries"] for k, p in large["pages"].items()} == {
+        k: p["queries"] for k, p in small["pages"].items()
     }
-    # The list pages show more rows at 60 queues than at 20, for the same queries.
-    assert large["queue_list"]["bytes"] > small["queue_list"]["bytes"]
+    # The queue list at 25 and at 100 rows a page: the same queries.
+    for result in (small, large):
+        assert result["queries_per_list_page_at_25"] == result["queries_per_list_page_at_100"]
+        assert result["queries_per_list_page"] == result["queries_per_list_page_at_25"]
+    # The lists show more rows in the larger topology, for the same queries.
+    for name in ("queue_list_per_page_100", "job_list", "propagation_list", "topology_filtered"):
+        assert large["pages"][name]["bytes"] > small["pages"][name]["bytes"], name
