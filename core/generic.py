@@ -362,6 +362,8 @@ def bulk_page(request: HttpRequest, *, registry: BulkActions) -> HttpResponse:
     ctx.update(
         action=chosen,
         objects=objects,
-        title=f"{chosen.label} {len(objects)} {registry.plural}?",
+        what=f"{len(objects)} {registry.noun if len(objects) == 1 else registry.plural}",
+        title=f"{chosen.label} {len(objects)} "
+        f"{registry.noun if len(objects) == 1 else registry.plural}?",
     )
     return render(request, "core/bulk_confirm.html", ctx)

@@ -139,3 +139,15 @@ def test_an_htmx_confirm_for_a_queue_gone_meanwhile_gets_the_error_alone(operato
     assert "<html" not in html
     assert f"ids: No queue with id {gone}." in html
     assert not Queue.objects.filter(enqueue_enabled=False, kind=QueueKind.NORMAL).exists()
+
+
+def test_the_confirmation_of_one_object_says_it_in_the_singular(admin_client, admin_user):
+    from queues import services as qs
+
+    qt = qs.queue_table_create(user=admin_user, name="QT_ONE", sort_order="enq_time")
+    q = qs.queue_create(user=admin_user, name="ONLY_ONE", queue_table=qt)
+
+    body = admin_client.get(f"/queues/bulk/?action=stop&ids={q.pk}").content.decode()
+
+    assert "Stop 1 queue?" in body and ">Stop 1 queue</button>" in body
+    assert "1 queues" not in body
