@@ -352,7 +352,8 @@
         selector: "edge[?cycle]",
         style: { "underlay-color": "#fd7e14", "underlay-opacity": 0.35, "underlay-padding": 4 },
       },
-      { selector: "node.match", style: { "border-width": 4, "border-color": "#fd7e14" } },
+      // A filter match: blue, so it is never taken for the orange of a cycle.
+      { selector: "node.match", style: { "border-width": 4, "border-color": "#0d6efd" } },
       { selector: ".hidden", style: { display: "none" } },
       { selector: "node.landmark", style: { "font-size": "data(landmarkPx)", "z-index": 10 } },
       { selector: "node.hover", style: { "border-width": 3, "border-color": "#212529" } },
