@@ -135,6 +135,14 @@ def test_a_propagation_runs_on_its_queue_tables_owner_and_fails_over(
     w1b = node("n1b", "node1")
     w1b.wait_registered()
     assert wait_for(lambda: _owner(qt) == "node1", BOUND_S, interval=0.05, drive=True)
+    # node2's run lets go at its next heartbeat; a batch it began before may still commit, so
+    # the new messages come once it has ended (then only node1 may move them).
+    assert wait_for(
+        lambda: not qs_prop.filter(worker=w2.hostname, state=RunState.RUNNING).exists(),
+        BOUND_S,
+        interval=0.05,
+        drive=True,
+    )
     last_on_node2 = qs_prop.filter(worker=w2.hostname).order_by("-id").first()
     add(300)
     assert wait_for(lambda: _moved(src, dst, total), 30, interval=0.1, drive=True)
