@@ -20,7 +20,7 @@ from django.db.models.functions import Coalesce
 
 from core.lookups import name_or_id_q
 from instances.choices import InstanceStatus
-from instances.selectors import up_expression
+from instances.selectors import INSTANCE_QUEUE_PREFIX, up_expression
 from queues.choices import MessageState
 from queues.models import (
     Agent,
@@ -324,7 +324,7 @@ _MONITOR_PLACES_SQL = """
 SELECT t.id, lower(i.name),
        EXISTS (SELECT 1 FROM jobs_worker w
                WHERE w.stopped_at IS NULL AND w.last_seen > now() - make_interval(secs => %s)
-               AND w.queues ? ('aq.inst.' || lower(i.name) || '.' || %s))
+               AND w.queues ? (%s || lower(i.name) || '.' || %s))
 FROM queues_queuetable t
 LEFT JOIN aq_instance i ON i.inst_id = t.owner_instance_id AND i.alive_until > now()
 ORDER BY t.id
@@ -343,7 +343,8 @@ def monitor_places(here: str, queue: str) -> tuple[list[int], dict[str, list[int
     remote: dict[str, list[int]] = {}
     stale_s = 3 * settings.AQ_WORKER_HEARTBEAT_S
     with connection.cursor() as cur:
-        cur.execute(_MONITOR_PLACES_SQL, [stale_s, queue.lower()])
+        # instances.selectors.instance_queue's name, built in SQL per owner.
+        cur.execute(_MONITOR_PLACES_SQL, [stale_s, INSTANCE_QUEUE_PREFIX, queue.lower()])
         for table_id, owner, served in cur.fetchall():
             if owner is None or owner == here or not served:
                 local.append(table_id)
