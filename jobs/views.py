@@ -108,6 +108,7 @@ def propagation_detail(request: HttpRequest, pk: int) -> HttpResponse:
         maintenance=selectors.maintenance(),
         next_time_meaning=next_time.describe() if next_time is not None else None,
         warnings=selectors.propagation_warnings(prop),
+        job_members=list(prop.job_members().only("id", "name")) if prop.shares_job else [],
     )
     return render(request, "jobs/propagation_detail.html", ctx)
 

@@ -108,6 +108,19 @@ def test_the_second_joins_the_first_schedule_and_altering_one_alters_both(admin_
     assert _schedules() == {"TO_A": (2.0, True, None), "TO_B": (2.0, True, None)}
 
 
+def test_each_member_page_names_the_job_and_its_other_members(admin_api, admin_client, src):
+    assert _create(admin_api, "TO_A", "REMOTE_A@SITE_B").status_code == 201
+    assert _create(admin_api, "TO_B", "REMOTE_B@SITE_B").status_code == 201
+    a, b = Propagation.objects.get(name="TO_A"), Propagation.objects.get(name="TO_B")
+    page = admin_client.get(b.get_absolute_url()).content.decode()
+    job = page.split('id="propagation-job">', 1)[1].split("</dd>", 1)[0]
+    assert job.startswith("SRC@SITE_B: one schedule and one run for 2 propagations"), job
+    assert f'href="{a.get_absolute_url()}"' in job and "TO_B" in job
+    assert (
+        f'href="{b.get_absolute_url()}"' in admin_client.get(a.get_absolute_url()).content.decode()
+    )
+
+
 def test_queue_to_queue_propagations_over_the_same_link_stay_independent(admin_api, src):
     assert _create(admin_api, "TO_A", "REMOTE_A@SITE_B", q2q=True).status_code == 201
     assert _create(admin_api, "TO_B", "REMOTE_B@SITE_B", q2q=True, latency=7).status_code == 201
