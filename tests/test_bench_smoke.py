@@ -23,6 +23,7 @@ from console.bench.queues import (
     buffered_supported,
     sizes_for,
 )
+from console.bench.workload import Timing, interleaved
 from queues.models import QueueTable
 
 SCALE = 0.002
@@ -144,6 +145,37 @@ def test_repeat_and_history_report_each_run_the_medians_and_the_history_target()
         assert cur.fetchone()[0] == 0
 
 
+def test_interleaved_sides_take_turns_in_whole_steps_and_the_first_turn_moves() -> None:
+    calls: list[tuple[str, int]] = []
+
+    def side(name: str):
+        def work(k: int) -> Timing:
+            calls.append((name, k))
+            return Timing(k, 0.5)
+
+        return name, work
+
+    timings = interleaved([side("a"), side("b"), side("c")], 1_000, rounds=4, step=100)
+
+    # 10 batches in 4 rounds: 300, 300, 200, 200; each round every side once, the first turn
+    # moving on (a, b, c / b, c, a / c, a, b / a, b, c).
+    assert calls == [
+        ("a", 300), ("b", 300), ("c", 300),
+        ("b", 300), ("c", 300), ("a", 300),
+        ("c", 200), ("a", 200), ("b", 200),
+        ("a", 200), ("b", 200), ("c", 200),
+    ]  # fmt: skip
+    assert timings == {k: Timing(1_000, 2.0) for k in "abc"}
+    # One round is the sequential protocol: each side's whole workload in turn.
+    calls.clear()
+    interleaved([side("a"), side("b")], 7, rounds=1)
+    assert calls == [("a", 7), ("b", 7)]
+    # More rounds than steps: one step a round.
+    calls.clear()
+    interleaved([side("a")], 200, rounds=10, step=100)
+    assert calls == [("a", 100), ("a", 100)]
+
+
 def values_after(runs: list[dict], key: str) -> list[float]:
     return [r[key] for r in runs[1:]]
 
@@ -177,6 +209,7 @@ def test_peers_run_in_the_same_command_beside_each_engine_workload() -> None:
             result[key] / result[f"pgq_{key}"], abs=1e-3
         )
     assert result["pgq_dequeue_batch_read_n"] == sizes["enqueue_batch100"]
+    assert result["protocol"] == "interleaved, 10 rounds"
     # Interleaved: each peer's figure comes right after the engine's own.
     lines = [line.split()[0] for line in progress.splitlines() if line.startswith("  ")]
     assert lines.index("pgmq_dequeue_single") == lines.index("dequeue_single") + 1
@@ -212,6 +245,7 @@ def test_peers_missing_is_refused_before_anything_runs_naming_the_install_script
     [
         (["queues", "--history", "1"], "--history needs --repeat 2 or more"),
         (["queues", "--repeat", "0"], "--repeat must be 1 or more"),
+        (["queues", "--rounds", "0"], "--rounds must be 1 or more"),
         (["rules", "--peers"], "--peers: only the queues suite takes these options"),
         (["rules", "--repeat", "2"], "--repeat: only the queues suite takes these options"),
     ],

@@ -59,7 +59,10 @@ class PlainTables:
         self.tables: list[str] = []
 
     def _table(self, name: str, *, unlogged: bool = False) -> str:
+        """The run's table ``name``, created on first use."""
         table = f"{self.prefix}_plain_{name}"
+        if table in self.tables:
+            return table
         self.conn.execute(
             f"CREATE {'UNLOGGED ' if unlogged else ''}TABLE {table} ("
             "id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "

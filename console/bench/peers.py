@@ -155,9 +155,12 @@ class Pgmq:
         self.queues: list[str] = []
 
     def _fresh(self, name: str) -> str:
+        """The run's queue ``name``, created on first use (an interleaved workload comes back
+        for its next chunk)."""
         queue = f"{self.prefix}_{name}"
-        self.conn.execute("SELECT pgmq.create(%s)", (queue,))
-        self.queues.append(queue)
+        if queue not in self.queues:
+            self.conn.execute("SELECT pgmq.create(%s)", (queue,))
+            self.queues.append(queue)
         return queue
 
     def close(self) -> None:
@@ -237,11 +240,13 @@ class Pgq:
         self.queues: list[str] = []
 
     def _fresh(self, name: str) -> str:
+        """The run's queue ``name`` with consumer ``c``, created on first use."""
         queue = f"{self.prefix}_{name}"
-        self.conn.execute("SELECT pgq.create_queue(%s)", (queue,))
-        self.conn.execute("SELECT pgq.register_consumer(%s, 'c')", (queue,))
-        self.conn.commit()
-        self.queues.append(queue)
+        if queue not in self.queues:
+            self.conn.execute("SELECT pgq.create_queue(%s)", (queue,))
+            self.conn.execute("SELECT pgq.register_consumer(%s, 'c')", (queue,))
+            self.conn.commit()
+            self.queues.append(queue)
         return queue
 
     def close(self) -> None:

@@ -50,9 +50,11 @@ from console.bench.workload import (
     FULL_SIZES,
     PAYLOAD,
     PAYLOAD_JSON,
+    ROUNDS,
     BenchError,
     Log,
     Timing,
+    interleaved,
     record,
     sizes_for,
 )
@@ -250,6 +252,9 @@ class Suite:
     baseline: bool
     peers: bool
     buffered: bool
+    # Chunks per compared workload, the sides taking turns (workload.interleaved); 1: each
+    # side's whole workload in turn, the engine's first (the protocol before 2026-11-27).
+    rounds: int = ROUNDS
     queues: dict[str, Any] = field(default_factory=dict)  # role -> queues.models.Queue
 
     def info(self, conn: psycopg.Connection, role: str) -> engine.QueueInfo:
@@ -265,6 +270,7 @@ def run(
     repeat: int = 1,
     history: float = 0.0,
     settle: float | None = None,
+    rounds: int = ROUNDS,
 ) -> dict[str, Any]:
     """Run every ``queues`` workload ``repeat`` times and return the result object (rates in
     messages/second; with ``repeat`` > 1 the medians, and each run under ``runs``)."""
@@ -292,8 +298,16 @@ def run(
         baseline=baseline,
         peers=peers,
         buffered=buffered_supported(),
+        rounds=rounds,
     )
-    out: dict[str, Any] = {"suite": "queues", "scale": scale, "prefix": suite.prefix}
+    if rounds < 1:
+        raise BenchError("--rounds must be 1 or more.")
+    out: dict[str, Any] = {
+        "suite": "queues",
+        "scale": scale,
+        "prefix": suite.prefix,
+        "protocol": f"interleaved, {rounds} rounds" if rounds > 1 else "sequential",
+    }
     with psycopg.connect(conninfo) as conn:
         out.update(server_settings(conn))
     out["server"] = {name: out[f"pg_{name}"] for name in SERVER_SHOW}
@@ -349,7 +363,8 @@ def run(
 
 
 def run_once(suite: Suite, k: int, log: Log) -> dict[str, Any]:
-    """Every workload once, each side right after the engine's, on the suite's (empty) queues."""
+    """Every workload once on the suite's (empty) queues; the one-at-a-time and batch workloads
+    interleave the sides in ``suite.rounds`` chunks (workload.interleaved)."""
     sizes, out = suite.sizes, {}
     prefix = f"{suite.prefix}_R{k}"
 
@@ -376,42 +391,48 @@ def run_once(suite: Suite, k: int, log: Log) -> dict[str, Any]:
             psycopg.connect(suite.conninfo) as conn,
             psycopg.connect(suite.conninfo, autocommit=True) as auto,
         ):
-            info = suite.info(conn, "single")
-            n = sizes["enqueue_single_per_txn"]
-            rec("enqueue_single_per_txn", enqueue_single(auto, info, n))
-            if pgmq:
-                rec("pgmq_enqueue_single_per_txn", pgmq.enqueue_single(n))
-            if pgq:
-                rec("pgq_enqueue_single_per_txn", pgq.enqueue_single(n))
-            if plain:
-                rec("baseline_insert_single_per_txn", plain.insert_single(n))
 
-            n = sizes["dequeue_single"]
-            rec("dequeue_single", dequeue_single(auto, info, n))
-            if pgmq:
-                rec("pgmq_dequeue_single", pgmq.dequeue_single(n))
-            if plain:
-                rec("baseline_delete_single", plain.delete_single(n))
+            def compare(key: str, *sides: tuple[str, Any], step: int = 1) -> None:
+                """The engine's workload ``key`` and each present peer's, interleaved."""
+                present = [(name, fn) for name, fn in sides if fn]
+                timings = interleaved(present, sizes[key], rounds=suite.rounds, step=step)
+                for name, timing in timings.items():
+                    rec(name, timing)
+
+            info = suite.info(conn, "single")
+            compare(
+                "enqueue_single_per_txn",
+                ("enqueue_single_per_txn", lambda k: enqueue_single(auto, info, k)),
+                ("pgmq_enqueue_single_per_txn", pgmq and pgmq.enqueue_single),
+                ("pgq_enqueue_single_per_txn", pgq and pgq.enqueue_single),
+                ("baseline_insert_single_per_txn", plain and (lambda k: plain.insert_single(k))),
+            )
+            compare(
+                "dequeue_single",
+                ("dequeue_single", lambda k: dequeue_single(auto, info, k)),
+                ("pgmq_dequeue_single", pgmq and pgmq.dequeue_single),
+                ("baseline_delete_single", plain and (lambda k: plain.delete_single(k))),
+            )
 
             info = suite.info(conn, "batch")
-            n = sizes["enqueue_batch100"]
-            rec("enqueue_batch100", enqueue_batches(conn, info, n))
-            if pgmq:
-                rec("pgmq_enqueue_batch100", pgmq.enqueue_batches(n))
-            if pgq:
-                rec("pgq_enqueue_batch100", pgq.enqueue_batches(n))
-            if plain:
-                rec("baseline_copy_batch100", plain.copy_batches(n))
-
-            n = sizes["dequeue_batch100"]
-            rec("dequeue_batch100", dequeue_batches(conn, info, n))
-            if pgmq:
-                rec("pgmq_dequeue_batch100", pgmq.dequeue_batches(n))
+            compare(
+                "enqueue_batch100",
+                ("enqueue_batch100", lambda k: enqueue_batches(conn, info, k)),
+                ("pgmq_enqueue_batch100", pgmq and pgmq.enqueue_batches),
+                ("pgq_enqueue_batch100", pgq and pgq.enqueue_batches),
+                ("baseline_copy_batch100", plain and plain.copy_batches),
+                step=BATCH,
+            )
+            compare(
+                "dequeue_batch100",
+                ("dequeue_batch100", lambda k: dequeue_batches(conn, info, k)),
+                ("pgmq_dequeue_batch100", pgmq and pgmq.dequeue_batches),
+                ("baseline_delete_batch100", plain and plain.delete_batches),
+                step=BATCH,
+            )
             if pgq:
                 # PgQ reads the whole batch queue its way (no deletes); no ratio, see peers.py.
                 rec("pgq_dequeue_batch_read", pgq.read_batches(sizes["enqueue_batch100"]))
-            if plain:
-                rec("baseline_delete_batch100", plain.delete_batches(n))
             out["dequeue_batch100_drained_after"] = drain(conn, info)
 
             out.update(engine_concurrent(suite, conn, log))

@@ -31,6 +31,8 @@ FULL_SIZES: dict[str, int] = {
     "enqueue_single_buffered": 5_000,
     "dequeue_single_buffered": 5_000,
 }
+# Rounds of the interleaved protocol (``interleaved``): each side's workload in this many chunks.
+ROUNDS = 10
 # Seconds a consumer process may take to start and connect before the run is abandoned.
 START_TIMEOUT_S = 120.0
 
@@ -69,3 +71,23 @@ def record(out: dict[str, Any], key: str, timing: Timing, log: Log) -> None:
     out[f"{key}_s"] = round(timing.seconds, 3)
     out[f"{key}_n"] = timing.n
     log(f"  {key:<40} {timing.rate:>12,.1f}/s")
+
+
+Side = tuple[str, Callable[[int], Timing]]
+
+
+def interleaved(sides: list[Side], n: int, *, rounds: int, step: int = 1) -> dict[str, Timing]:
+    """Run each side's workload of ``n`` messages in ``rounds`` chunks (whole ``step``s), the
+    sides taking turns chunk by chunk and the first turn moving on each round: a drift of the
+    machine's speed, or a side's position right after another's, then weighs on every side
+    alike instead of on whichever ran first. One round (or one side) is the sequential
+    protocol. Each side's figure is its n messages over the sum of its chunks' seconds."""
+    rounds = max(1, min(rounds, n // step))
+    steps, extra = divmod(n // step, rounds)
+    chunks = [(steps + (1 if r < extra else 0)) * step for r in range(rounds)]
+    chunks[-1] += n - sum(chunks)
+    spent = {key: 0.0 for key, _ in sides}
+    for r, chunk in enumerate(chunks):
+        for key, work in sides[r % len(sides) :] + sides[: r % len(sides)]:
+            spent[key] += work(chunk).seconds
+    return {key: Timing(n, spent[key]) for key, _ in sides}

@@ -17,9 +17,16 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from console.bench import PENDING, SUITES, suite_runner
 from console.bench.queues import BenchError
+from console.bench.workload import ROUNDS
 
 # Options of the queues suite alone, with their defaults (given only when changed).
-QUEUES_ONLY: dict[str, Any] = {"peers": False, "repeat": 1, "history": 0.0, "settle": None}
+QUEUES_ONLY: dict[str, Any] = {
+    "peers": False,
+    "repeat": 1,
+    "history": 0.0,
+    "settle": None,
+    "rounds": ROUNDS,
+}
 
 
 class Command(BaseCommand):
@@ -45,8 +52,17 @@ class Command(BaseCommand):
         queues.add_argument(
             "--peers",
             action="store_true",
-            help="Also run PGMQ and PgQ on the same server, each workload right after the "
-            "engine's (install them with scripts/install-bench-peers.sh).",
+            help="Also run PGMQ and PgQ on the same server, interleaved with the engine's "
+            "workloads (install them with scripts/install-bench-peers.sh).",
+        )
+        queues.add_argument(
+            "--rounds",
+            type=int,
+            default=ROUNDS,
+            metavar="R",
+            help=f"Run each compared workload in R chunks, the sides taking turns and the first "
+            f"turn moving on each round (default {ROUNDS}); 1 runs each side's whole workload "
+            "in turn, the engine's first.",
         )
         queues.add_argument(
             "--repeat",
