@@ -899,7 +899,9 @@ def run(agent_id: int, token: str, *, hostname: str = "", aq_instance: str | Non
             agent_id, name, conninfo, max_threads, max_memory, options, session, agent_log
         )
         agent_log.write(
-            f"agent {name} starting on {instance} (pid {os.getpid()}), max_threads {max_threads}, "
+            f"agent {name} starting on {instance}"
+            + (f", instance {aq_instance}" if aq_instance else "")
+            + f" (pid {os.getpid()}), max_threads {max_threads}, "
             f"log level {LogLevel(log_level).name}"
         )
         _initialize(control, agent)
