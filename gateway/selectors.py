@@ -302,20 +302,39 @@ class Placement:
     warnings: list[str] = field(default_factory=list)
 
 
-def agent_placement(agent: Agent) -> Placement:
-    """The agent's instance affinity (docs/INSTANCES.md "gateway agents"): what it follows, the
-    instance that must run it, and the outbound jobs whose queue table another instance owns
-    ("runs off its owner")."""
+def agent_placements() -> dict[int, tuple[Any, ...]]:
+    """Every agent's affinity facts in two queries, whatever the number of agents (the API's
+    lists; pass the result to ``agent_placement``): {agent id: (queue table it follows, that
+    table's owner, owner up, place, [(outbound job, its queue table's owner)])}."""
+    out: dict[int, tuple[Any, ...]] = {}
     with connection.cursor() as cur:
         cur.execute(
-            f"""SELECT t.id, i.name, coalesce(i.alive_until > now(), false), {PLACE_SQL}
+            f"""SELECT ag.id, t.id, i.name, coalesce(i.alive_until > now(), false), {PLACE_SQL}
                 FROM gateway_agent ag
                 LEFT JOIN queues_queuetable t ON t.id = {AFFINITY_SQL}
-                LEFT JOIN aq_instance i ON i.inst_id = t.owner_instance_id
-                WHERE ag.id = %(agent)s""",
-            {**place_params(), "agent": agent.pk},
+                LEFT JOIN aq_instance i ON i.inst_id = t.owner_instance_id""",
+            place_params(),
         )
-        table_id, owner, owner_up, place = cur.fetchone() or (None, None, False, None)
+        for agent_id, *facts in cur.fetchall():
+            out[agent_id] = (*facts, [])
+    jobs = (
+        Job.objects.filter(direction=Direction.OUTBOUND)
+        .exclude(status=JobStatus.DELETE_PENDING)
+        .order_by("name")
+        .values_list("link__agent_id", "name", "source_queue__queue_table__owner_instance__name")
+    )
+    for agent_id, name, owner in jobs:
+        if agent_id in out:
+            out[agent_id][4].append((name, owner))
+    return out
+
+
+def agent_placement(agent: Agent, facts: dict[int, tuple[Any, ...]] | None = None) -> Placement:
+    """The agent's instance affinity (docs/INSTANCES.md "gateway agents"): what it follows, the
+    instance that must run it, and the outbound jobs whose queue table another instance owns
+    ("runs off its owner"). ``facts``: ``agent_placements()``, read once for a list."""
+    facts = agent_placements() if facts is None else facts
+    table_id, owner, owner_up, place, jobs = facts.get(agent.pk, (None, None, False, None, []))
     live = agent.status in AGENT_LIVE_STATES
     p = Placement(
         affinity=(
@@ -331,13 +350,7 @@ def agent_placement(agent: Agent) -> Placement:
             f"Service {agent.service} names no queue any more: the agent runs on any instance."
         )
     if table_id is not None:
-        off = (
-            Job.objects.filter(link__agent=agent, direction=Direction.OUTBOUND)
-            .exclude(status=JobStatus.DELETE_PENDING)
-            .exclude(source_queue__queue_table__owner_instance__name=owner)
-            .order_by("name")
-        )
-        p.off_owner_jobs = list(off.values_list("name", flat=True))
+        p.off_owner_jobs = [name for name, job_owner in jobs if job_owner != owner]
         if p.off_owner_jobs:
             p.warnings.append(
                 f"Runs off its owner: outbound job(s) {', '.join(p.off_owner_jobs)} read a queue "

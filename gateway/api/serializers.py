@@ -45,7 +45,8 @@ class GatewayAgentOptionSerializer(serializers.ModelSerializer):
 
 class GatewayAgentSerializer(serializers.ModelSerializer):
     """MGW_GATEWAY's columns for one agent. ``ping`` needs the live agents, read once per
-    request and passed in the context as ``live`` (a set of ids)."""
+    request and passed in the context as ``live`` (a set of ids); ``placement`` the agents'
+    affinity facts, as ``placements`` (gateway.selectors.agent_placements)."""
 
     ping = serializers.SerializerMethodField()
     log_level_name = serializers.SerializerMethodField()
@@ -118,7 +119,7 @@ class GatewayAgentSerializer(serializers.ModelSerializer):
         }
     )
     def get_placement(self, obj: Agent) -> dict[str, Any]:
-        return asdict(agent_placement(obj))
+        return asdict(agent_placement(obj, self.context.get("placements")))
 
 
 class GatewayAgentLogLineSerializer(serializers.ModelSerializer):
