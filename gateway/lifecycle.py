@@ -347,22 +347,28 @@ def agent_end(
     """The process ends: NOT_STARTED, or START_SCHEDULED after RESTART_DELAY_S when
     ``restart`` (the worker itself is shutting down, or the agent's owner instance moved). Only
     the session of ``token`` ends: a SHUTDOWN and STARTUP meanwhile gave the agent a new token,
-    whose start must not be lost."""
+    whose start must not be lost. A SHUTDOWN that came after the process decided to restart
+    wins: NOT_STARTED."""
     _run(
         conn,
         """
-        UPDATE gateway_agent SET status = %(status)s, instance = '', instance_name = '',
-               pid = NULL,
+        UPDATE gateway_agent SET
+               status = CASE WHEN %(restart)s AND status <> %(closing)s THEN %(scheduled)s
+                             ELSE %(stopped)s END,
+               instance = '', instance_name = '', pid = NULL,
                heartbeat_at = NULL, shutdown_mode = '',
-               start_token = CASE WHEN %(restart)s THEN start_token ELSE NULL END,
-               restart_at = CASE WHEN %(restart)s THEN now() + make_interval(secs => %(delay)s)
-                            END,
+               start_token = CASE WHEN %(restart)s AND status <> %(closing)s THEN start_token
+                             END,
+               restart_at = CASE WHEN %(restart)s AND status <> %(closing)s
+                                 THEN now() + make_interval(secs => %(delay)s) END,
                last_error_msg = CASE WHEN %(error)s <> '' THEN %(error)s ELSE last_error_msg END,
                last_error_at = CASE WHEN %(error)s <> '' THEN now() ELSE last_error_at END
         WHERE id = %(id)s AND start_token = %(token)s::uuid
         """,
         {
-            "status": AgentStatus.START_SCHEDULED if restart else AgentStatus.NOT_STARTED,
+            "scheduled": AgentStatus.START_SCHEDULED,
+            "stopped": AgentStatus.NOT_STARTED,
+            "closing": AgentStatus.SHUTTING_DOWN,
             "restart": restart,
             "delay": config()["RESTART_DELAY_S"],
             "error": error,
