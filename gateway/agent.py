@@ -841,15 +841,27 @@ def _rss_mb() -> float | None:
         return None
 
 
-def run(agent_id: int, token: str, *, hostname: str = "") -> str:
-    """The agent process; returns how it ended (for the task's result and the tests)."""
+def run(agent_id: int, token: str, *, hostname: str = "", aq_instance: str | None = None) -> str:
+    """The agent process; returns how it ended (for the task's result and the tests).
+
+    ``aq_instance``: the worker's AQ_INSTANCE_NAME. The claim then requires that the agent may
+    run on that instance (it owns the queue table the agent follows, docs/INSTANCES.md), and the
+    agent ends (``owner_moved``) at the first beat where it no longer may."""
     cfg = config()
     control = psycopg.connect(console_conninfo(), autocommit=True)
     instance = hostname or socket.gethostname()
     try:
-        row = lifecycle.agent_claim(control, agent_id, token, instance=instance, pid=os.getpid())
+        row = lifecycle.agent_claim(
+            control, agent_id, token, instance=instance, pid=os.getpid(), aq_instance=aq_instance
+        )
         if row is None:
-            return "stale"  # shut down before a worker took it, or a newer start superseded it
+            # Shut down before a worker took it, a newer start superseded it, or it must run on
+            # another instance now: then the reaper sends the start there at once.
+            if aq_instance is not None and lifecycle.agent_start_misplaced(
+                control, agent_id, token
+            ):
+                return f"not placed on instance {aq_instance}"
+            return "stale"
         name, username, password_enc, max_threads, max_memory, log_level, session = row
         # Our session lock marks the live agent process; another holder means a second process.
         locked = control.execute(
@@ -887,14 +899,16 @@ def run(agent_id: int, token: str, *, hostname: str = "") -> str:
             agent_id, name, conninfo, max_threads, max_memory, options, session, agent_log
         )
         agent_log.write(
-            f"agent {name} starting on {instance} (pid {os.getpid()}), max_threads {max_threads}, "
+            f"agent {name} starting on {instance}"
+            + (f", instance {aq_instance}" if aq_instance else "")
+            + f" (pid {os.getpid()}), max_threads {max_threads}, "
             f"log level {LogLevel(log_level).name}"
         )
         _initialize(control, agent)
         lifecycle.agent_running(control, agent_id, token)
         agent_log.write("agent running")
         agent_log.flush(control)
-        return _loop(control, agent, token, cfg)
+        return _loop(control, agent, token, cfg, aq_instance)
     except (psycopg.OperationalError, django_db.OperationalError, django_db.InterfaceError) as exc:
         # Our database went away (a restartable error): the reaper schedules the start again.
         log.warning("agent %s lost its database: %s", agent_id, exc)
@@ -924,7 +938,13 @@ def _initialize(conn: psycopg.Connection, agent: AgentProcess) -> None:
         agent.log.write(f"{configured} job(s) configured", level=1)
 
 
-def _loop(control: psycopg.Connection, agent: AgentProcess, token: str, cfg: dict[str, Any]) -> str:
+def _loop(
+    control: psycopg.Connection,
+    agent: AgentProcess,
+    token: str,
+    cfg: dict[str, Any],
+    aq_instance: str | None = None,
+) -> str:
     listener = engine.Listener(connection=psycopg.connect(agent.conninfo, autocommit=True))
     channel = f"mgw_agent_{agent.id}"
     listener.listen(channel)
@@ -939,19 +959,29 @@ def _loop(control: psycopg.Connection, agent: AgentProcess, token: str, cfg: dic
             now_mono = time.monotonic()
             if now_mono - last_beat >= cfg["HEARTBEAT_S"] or agent.stopping():
                 rss = _rss_mb()
-                row = lifecycle.agent_heartbeat(control, agent.id, rss)
+                row = lifecycle.agent_heartbeat(control, agent.id, rss, aq_instance)
                 last_beat = now_mono
                 if row is None or row[3] != token:
                     agent.stop_mode = ShutdownMode.IMMEDIATE
                     end = "superseded"
                 else:
-                    status, mode, level, _, now_db = row
+                    status, mode, level, _, now_db, placed = row
                     if level != agent.log.level:
                         agent.log.level = level
                         agent.log.write(f"log level {LogLevel(level).name}")
                     if status == AgentStatus.SHUTTING_DOWN and agent.stop_mode is None:
                         agent.stop_mode = mode or ShutdownMode.NORMAL
                         agent.log.write(f"shutdown requested ({agent.stop_mode})")
+                    if not placed and agent.stop_mode is None:  # after a SHUTDOWN's check
+                        # The queue table it follows moved to another instance (failover or
+                        # failback): stop after the batches in hand; the start is scheduled
+                        # again only once our lock is gone, and sent to the new owner.
+                        agent.stop_mode = ShutdownMode.IMMEDIATE
+                        end = "owner_moved"
+                        agent.log.write(
+                            f"the queue table it follows is no longer owned by {aq_instance}: "
+                            "the agent moves to its owner instance"
+                        )
                 if SHUTTING_DOWN.is_set() and agent.stop_mode is None:
                     # The worker itself is stopping (warm shutdown): MGW's database-shutdown
                     # trigger: end this run, and let the start be scheduled again.
@@ -997,7 +1027,7 @@ def _loop(control: psycopg.Connection, agent: AgentProcess, token: str, cfg: dic
     # Unlock first: a STARTUP right after our NOT_STARTED must not find the lock still held
     # (it would take this process for a second one and go BROKEN).
     control.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_NS, agent.id))
-    if end == "worker_shutdown":
+    if end in ("worker_shutdown", "owner_moved"):
         lifecycle.agent_end(control, agent.id, restart=True, token=token)
     elif end != "superseded":
         lifecycle.agent_end(control, agent.id, token=token)

@@ -88,6 +88,12 @@ class AgentCreateForm(GatewayForm):
     )
     max_memory = forms.IntegerField(initial=64, help_text="MB (16-65536); checked, not enforced.")
     max_threads = forms.IntegerField(initial=1, help_text="Job threads (1-128).")
+    service = forms.CharField(
+        required=False,
+        max_length=400,
+        help_text="A queue's service name (DBA_SERVICES.NAME): the agent runs on the instance "
+        "owning that queue's queue table. Empty: it follows its outbound jobs' queue tables.",
+    )
     comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
     def service_kwargs(self) -> dict[str, Any]:
@@ -98,6 +104,7 @@ class AgentCreateForm(GatewayForm):
             "password": d.get("password", ""),
             "max_memory": d["max_memory"],
             "max_threads": d["max_threads"],
+            "service": d.get("service", ""),
             "comment": d.get("comment", ""),
         }
 
@@ -113,6 +120,7 @@ class AgentEditForm(GatewayForm):
     )
     max_memory = forms.IntegerField(help_text="MB (16-65536).")
     max_threads = forms.IntegerField(help_text="Job threads (1-128).")
+    service = AgentCreateForm.base_fields["service"]
     comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
     def __init__(self, *args: Any, agent: Agent, **kwargs: Any) -> None:
@@ -123,6 +131,7 @@ class AgentEditForm(GatewayForm):
                 "username": agent.username,
                 "max_memory": agent.max_memory,
                 "max_threads": agent.max_threads,
+                "service": agent.service,
                 "comment": agent.comment,
             },
         )
@@ -143,6 +152,7 @@ class AgentEditForm(GatewayForm):
             "password": d["password"] if d.get("password") else NO_CHANGE,
             "max_memory": d["max_memory"],
             "max_threads": d["max_threads"],
+            "service": d.get("service", ""),
             "comment": d.get("comment", ""),
         }
 

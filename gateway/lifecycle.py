@@ -30,6 +30,7 @@ from core.services import change_log_deletion, object_snapshot
 from gateway.choices import AGENT_LIVE_STATES, AgentStatus, JobStatus
 from gateway.config import config
 from gateway.models import Job
+from gateway.selectors import PLACE_SQL, place_params
 from queues import services as queue_services
 
 # psycopg connection of the agent process, or None: Django's, in the caller's transaction.
@@ -111,8 +112,8 @@ def agent_clean_startup_state(agent_id: int, conn: Conn = None) -> bool:
     _, n = _run(
         conn,
         """
-        UPDATE gateway_agent SET status = %(to)s, start_token = NULL, instance = '', pid = NULL,
-               restart_at = NULL, shutdown_mode = '', heartbeat_at = NULL, updated = now()
+        UPDATE gateway_agent SET status = %(to)s, start_token = NULL, instance = '',
+               instance_name = '', pid = NULL, restart_at = NULL, shutdown_mode = '', heartbeat_at = NULL, updated = now()
         WHERE id = %(id)s AND status <> ALL(%(keep)s)
         """,
         {
@@ -149,7 +150,8 @@ def agent_declare_dead(
                         || ') ended unexpectedly; the start is scheduled again' END,
                last_error_at = CASE WHEN a.status = %(closing)s THEN a.last_error_at
                                     ELSE %(now)s END,
-               instance = '', pid = NULL, heartbeat_at = NULL, updated = now()
+               instance = '', instance_name = '', pid = NULL, heartbeat_at = NULL,
+               updated = now()
         FROM (SELECT id, status, instance FROM gateway_agent WHERE id = %(id)s) old
         WHERE a.id = old.id AND a.status = ANY(%(live)s)
           AND a.start_token IS NOT DISTINCT FROM %(token)s::uuid
@@ -206,18 +208,36 @@ def agent_restart_due(agent_id: int, now: datetime, conn: Conn = None) -> uuid.U
 # --- agent: the process (gateway/agent.py) -------------------------------------------------------
 
 
+# Whether instance %(aq_instance)s may run agent ``gateway_agent`` now: its place (the owner of
+# the queue table it follows, gateway.selectors.PLACE_SQL) is that instance, or any instance
+# (no place, or no instance given: the caller runs the agent in place).
+_PLACED_HERE = f"""(%(aq_instance)s::text IS NULL OR (SELECT coalesce({PLACE_SQL}
+    = lower(%(aq_instance)s::text), true) FROM gateway_agent ag WHERE ag.id = gateway_agent.id))"""
+
+
 def agent_claim(
-    conn: psycopg.Connection, agent_id: int, token: str, *, instance: str, pid: int
+    conn: psycopg.Connection,
+    agent_id: int,
+    token: str,
+    *,
+    instance: str,
+    pid: int,
+    aq_instance: str | None = None,
 ) -> tuple | None:
     """START_SCHEDULED → STARTING for the start named by ``token``: the task that wins owns this
-    agent session. Returns (name, username, password_encrypted, max_threads, max_memory,
-    log_level, start_time) or None (shut down before a worker took it, or superseded)."""
+    agent session. With ``aq_instance`` (the worker's AQ_INSTANCE_NAME) only where the agent
+    must run: a start delivered late to an instance that no longer owns the agent's queue table
+    does nothing. Returns (name, username, password_encrypted, max_threads, max_memory,
+    log_level, start_time) or None (shut down before a worker took it, superseded, or placed
+    on another instance)."""
     rows, _ = _run(
         conn,
-        """
+        f"""
         UPDATE gateway_agent SET status = %(to)s, instance = %(instance)s, pid = %(pid)s,
+               instance_name = coalesce(%(aq_instance)s::text, ''),
                start_time = now(), heartbeat_at = now(), restart_at = NULL
         WHERE id = %(id)s AND start_token = %(token)s AND status = %(from)s
+          AND {_PLACED_HERE}
         RETURNING name, username, password_encrypted, max_threads, max_memory, log_level,
                   start_time
         """,
@@ -228,9 +248,24 @@ def agent_claim(
             "pid": pid,
             "id": agent_id,
             "token": token,
+            "aq_instance": aq_instance,
+            **place_params(),
         },
     )
     return rows[0] if rows else None
+
+
+def agent_start_misplaced(conn: psycopg.Connection, agent_id: int, token: str) -> bool:
+    """A start task reached an instance that must not run the agent (its owner moved since it
+    was sent): the start is due again at once, so the reaper sends it to the owner now rather
+    than after START_RESEND_S. Only the start of ``token``, still unclaimed."""
+    _, n = _run(
+        conn,
+        "UPDATE gateway_agent SET restart_at = now() WHERE id = %(id)s "
+        "AND start_token = %(token)s AND status = %(scheduled)s",
+        {"id": agent_id, "token": token, "scheduled": AgentStatus.START_SCHEDULED},
+    )
+    return bool(n)
 
 
 def agent_broken(conn: psycopg.Connection, agent_id: int, token: str, message: str) -> None:
@@ -284,15 +319,19 @@ def agent_running(conn: psycopg.Connection, agent_id: int, token: str) -> None:
 
 
 def agent_heartbeat(
-    conn: psycopg.Connection, agent_id: int, memory_mb: float | None
+    conn: psycopg.Connection,
+    agent_id: int,
+    memory_mb: float | None,
+    aq_instance: str | None = None,
 ) -> tuple | None:
-    """The agent's beat; returns (status, shutdown_mode, log_level, start_token, now) for the
-    process to act on, None when the row is gone."""
+    """The agent's beat; returns (status, shutdown_mode, log_level, start_token, now, placed)
+    for the process to act on, None when the row is gone. ``placed`` is False once its instance
+    ``aq_instance`` may no longer run it (the queue table it follows moved): it then ends."""
     rows, _ = _run(
         conn,
-        "UPDATE gateway_agent SET heartbeat_at = now(), memory_mb = %(rss)s WHERE id = %(id)s "
-        "RETURNING status, shutdown_mode, log_level, start_token::text, now()",
-        {"rss": memory_mb, "id": agent_id},
+        f"UPDATE gateway_agent SET heartbeat_at = now(), memory_mb = %(rss)s WHERE id = %(id)s "
+        f"RETURNING status, shutdown_mode, log_level, start_token::text, now(), {_PLACED_HERE}",
+        {"rss": memory_mb, "id": agent_id, "aq_instance": aq_instance, **place_params()},
     )
     return rows[0] if rows else None
 
@@ -306,22 +345,30 @@ def agent_end(
     token: str,
 ) -> None:
     """The process ends: NOT_STARTED, or START_SCHEDULED after RESTART_DELAY_S when
-    ``restart`` (the worker itself is shutting down). Only the session of ``token`` ends: a
-    SHUTDOWN and STARTUP meanwhile gave the agent a new token, whose start must not be lost."""
+    ``restart`` (the worker itself is shutting down, or the agent's owner instance moved). Only
+    the session of ``token`` ends: a SHUTDOWN and STARTUP meanwhile gave the agent a new token,
+    whose start must not be lost. A SHUTDOWN that came after the process decided to restart
+    wins: NOT_STARTED."""
     _run(
         conn,
         """
-        UPDATE gateway_agent SET status = %(status)s, instance = '', pid = NULL,
+        UPDATE gateway_agent SET
+               status = CASE WHEN %(restart)s AND status <> %(closing)s THEN %(scheduled)s
+                             ELSE %(stopped)s END,
+               instance = '', instance_name = '', pid = NULL,
                heartbeat_at = NULL, shutdown_mode = '',
-               start_token = CASE WHEN %(restart)s THEN start_token ELSE NULL END,
-               restart_at = CASE WHEN %(restart)s THEN now() + make_interval(secs => %(delay)s)
-                            END,
+               start_token = CASE WHEN %(restart)s AND status <> %(closing)s THEN start_token
+                             END,
+               restart_at = CASE WHEN %(restart)s AND status <> %(closing)s
+                                 THEN now() + make_interval(secs => %(delay)s) END,
                last_error_msg = CASE WHEN %(error)s <> '' THEN %(error)s ELSE last_error_msg END,
                last_error_at = CASE WHEN %(error)s <> '' THEN now() ELSE last_error_at END
         WHERE id = %(id)s AND start_token = %(token)s::uuid
         """,
         {
-            "status": AgentStatus.START_SCHEDULED if restart else AgentStatus.NOT_STARTED,
+            "scheduled": AgentStatus.START_SCHEDULED,
+            "stopped": AgentStatus.NOT_STARTED,
+            "closing": AgentStatus.SHUTTING_DOWN,
             "restart": restart,
             "delay": config()["RESTART_DELAY_S"],
             "error": error,

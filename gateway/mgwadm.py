@@ -164,10 +164,6 @@ _DATABASE_WHY = (
     "connect string to give."
 )
 _CONNTYPE_WHY = "the agent connects with psycopg 3, not a JDBC OCI or Thin driver."
-_SERVICE_WHY = (
-    "an agent runs on the Celery workers that consume its queue mgw.<AGENT_NAME>; there are no "
-    "database services to bind its job class to."
-)
 _INITFILE_WHY = (
     "agent settings come from the console's settings (MGW_*) and SET_OPTION(AGENT_JAVA_PROP); "
     "there is no mgw.ora."
@@ -320,10 +316,10 @@ def create_agent(
     comment: str | None = None,
 ) -> Agent:
     """CREATE_AGENT → services.agent_create. NULL max_memory/max_threads take the defaults (64 MB,
-    1 thread); database, conntype, service and initfile must be NULL."""
+    1 thread); ``service`` is a queue's service name (DBA_SERVICES.NAME) whose owner instance
+    runs the agent; database, conntype and initfile must be NULL."""
     _none_only("database", database, _DATABASE_WHY)
     _none_only("conntype", conntype, _CONNTYPE_WHY)
-    _none_only("service", service, _SERVICE_WHY)
     _none_only("initfile", initfile, _INITFILE_WHY)
     numbers = {
         k: v for k, v in (("max_memory", max_memory), ("max_threads", max_threads)) if v is not None
@@ -333,6 +329,7 @@ def create_agent(
         name=_name(agent_name, "agent_name"),
         username=username or "",
         password=password or "",
+        service=service or "",
         comment=comment or "",
         **numbers,
     )
@@ -352,11 +349,10 @@ def alter_agent(
     comment: str | None = NO_CHANGE,
 ) -> Agent:
     """ALTER_AGENT → services.agent_alter. VARCHAR2 parameters left at NO_CHANGE and numbers left
-    NULL stay as they are; username and password may not be NULL (as in Oracle); database,
-    conntype, service and initfile must be NO_CHANGE or NULL."""
+    NULL stay as they are; username and password may not be NULL (as in Oracle); a NULL
+    service clears it; database, conntype and initfile must be NO_CHANGE or NULL."""
     _none_only("database", database, _DATABASE_WHY)
     _none_only("conntype", conntype, _CONNTYPE_WHY)
-    _none_only("service", service, _SERVICE_WHY)
     _none_only("initfile", initfile, _INITFILE_WHY)
     for param, value in (("username", username), ("password", password)):
         if value is None:
@@ -368,6 +364,7 @@ def alter_agent(
         password=password,
         max_memory=NO_CHANGE if max_memory is None else max_memory,
         max_threads=NO_CHANGE if max_threads is None else max_threads,
+        service=_text(service),
         comment=_text(comment),
     )
 

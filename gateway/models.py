@@ -36,6 +36,10 @@ class Agent(models.Model):
     max_threads = models.PositiveSmallIntegerField(default=1)
     comment = models.TextField(blank=True)
     log_level = models.SmallIntegerField(choices=LogLevel.choices, default=LogLevel.BASIC_LOGGING)
+    # CREATE_AGENT/ALTER_AGENT's ``service``: a queue's service name (DBA_SERVICES.NAME); the agent
+    # runs on the instance owning that queue's queue table (docs/INSTANCES.md). Empty: it follows
+    # the owner of its outbound jobs' queue tables.
+    service = models.CharField(max_length=400, blank=True)
     # Run time: written by the services (requests) and the agent process (what happened).
     status = models.CharField(
         max_length=16, choices=AgentStatus.choices, default=AgentStatus.NOT_STARTED
@@ -45,6 +49,7 @@ class Agent(models.Model):
     shutdown_requested = models.BooleanField(default=False)  # a SHUTDOWN seen, for cleanup rules
     restart_at = models.DateTimeField(null=True, blank=True)  # restartable failure: start again
     instance = models.CharField(max_length=255, blank=True)  # the Celery worker's hostname
+    instance_name = models.CharField(max_length=64, blank=True)  # its AQ_INSTANCE_NAME
     pid = models.IntegerField(null=True, blank=True)
     start_time = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
@@ -347,9 +352,11 @@ class MgwGateway(models.Model):
     last_error_date = models.DateField(null=True)
     last_error_time = models.CharField(max_length=8, null=True)
     last_error_msg = models.TextField(null=True)
-    service = models.CharField(max_length=64, null=True)
+    service = models.CharField(max_length=400, null=True)
     initfile = models.CharField(max_length=255, null=True)
     comments = models.TextField(null=True)
+    # Ours: the AQ instance (AQ_INSTANCE_NAME) the live agent runs on.
+    instance_name = models.CharField(max_length=64, null=True)
 
     class Meta:
         managed = False

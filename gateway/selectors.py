@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from gateway.choices import AGENT_LIVE_STATES, AgentPing, AgentStatus, Direction
+from gateway.choices import AGENT_LIVE_STATES, AgentPing, AgentStatus, Direction, JobStatus
 from gateway.config import LOCK_NS, config
 from gateway.drivers import driver_class
 from gateway.drivers.base import AT_LEAST_ONCE
 from gateway.models import Agent, AgentLogLine, ForeignQueue, Job, Link
+from instances.selectors import INSTANCE_QUEUE_PREFIX
 from jobs.models import Worker
 from queues.selectors import subscriber_backlog_sql
 
@@ -229,3 +232,143 @@ def outbound_backlogs(queue_depths: dict[int, int]) -> dict[int, int]:
         .values_list("pk", "source_queue_id", "sub_backlog")
     )
     return {pk: sub if sub is not None else queue_depths.get(source, 0) for pk, source, sub in rows}
+
+
+# --- where an agent runs (its instance affinity, docs/INSTANCES.md) ------------------------------
+#
+# SQL over the agent row aliased ``ag``, shared by the claim and the heartbeat of the agent
+# process (gateway/lifecycle.py), the start's routing (gateway/services.py) and the pages/API.
+
+# The queue table the agent follows: its service's (DBA_SERVICES.NAME; NULL when it names no
+# queue any more), else one of the queue tables of its outbound jobs whose owner has the most of
+# them (ties: the lowest queue table id). NULL: no affinity.
+AFFINITY_SQL = f"""(CASE WHEN ag.service <> '' THEN
+    (SELECT q.queue_table_id FROM dba_services s JOIN queues_queue q ON q.id = s.service_id
+     WHERE upper(s.name) = upper(ag.service) LIMIT 1)
+ELSE
+    (SELECT min(q.queue_table_id) FROM gateway_job j
+     JOIN gateway_link l ON l.id = j.link_id
+     JOIN queues_queue q ON q.id = j.source_queue_id
+     JOIN queues_queuetable t ON t.id = q.queue_table_id
+     WHERE l.agent_id = ag.id AND j.direction = '{Direction.OUTBOUND}'
+       AND j.status <> '{JobStatus.DELETE_PENDING}'
+     GROUP BY t.owner_instance_id ORDER BY count(*) DESC, min(q.queue_table_id) LIMIT 1)
+END)"""
+
+# Where the agent must run (lower-case instance name): the owner of its affinity queue table,
+# while that instance is up and one of its workers consumes its copy of the agent's queue
+# (aq.inst.<owner>.mgw.<AGENT>). NULL: anywhere (no affinity, no live owner, or an owner nobody
+# would run it on), i.e. on the shared queue mgw.<AGENT>, as the queue monitor falls back.
+# Parameters: %(place_prefix)s (INSTANCE_QUEUE_PREFIX), %(place_stale)s (seconds).
+PLACE_SQL = f"""(SELECT lower(i.name) FROM queues_queuetable t
+    JOIN aq_instance i ON i.inst_id = t.owner_instance_id
+    WHERE t.id = {AFFINITY_SQL} AND i.alive_until > now()
+      AND EXISTS (SELECT 1 FROM jobs_worker w
+                  WHERE w.stopped_at IS NULL
+                    AND w.last_seen > now() - make_interval(secs => %(place_stale)s)
+                    AND w.queues ? (%(place_prefix)s || lower(i.name) || '.mgw.' || ag.name)))"""
+
+
+def place_params() -> dict[str, Any]:
+    """PLACE_SQL's parameters: a worker is live within three of its heartbeats (as the queue
+    monitor's placement counts it)."""
+    return {
+        "place_prefix": INSTANCE_QUEUE_PREFIX,
+        "place_stale": 3 * settings.AQ_WORKER_HEARTBEAT_S,
+    }
+
+
+def agent_place(agent_id: int) -> str | None:
+    """The instance the agent must run on now, None when any instance may run it."""
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT {PLACE_SQL} FROM gateway_agent ag WHERE ag.id = %(agent)s",
+            {**place_params(), "agent": agent_id},
+        )
+        row = cur.fetchone()
+    return row[0] if row else None
+
+
+@dataclass
+class Placement:
+    """Where an agent runs and why, for its page and the API."""
+
+    affinity: str  # "SERVICE", "OUTBOUND_JOBS" or "" (none: it runs wherever it is taken)
+    owner_instance: str | None  # the owner of the queue table it follows (None: no owner)
+    owner_up: bool
+    run_instance: str | None  # where it must run now; None: any instance
+    instance: str | None  # where its live process runs (its worker's AQ_INSTANCE_NAME)
+    off_owner_jobs: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def agent_placements() -> dict[int, tuple[Any, ...]]:
+    """Every agent's affinity facts in two queries, whatever the number of agents (the API's
+    lists; pass the result to ``agent_placement``): {agent id: (queue table it follows, that
+    table's owner, owner up, place, [(outbound job, its queue table's owner)])}."""
+    out: dict[int, tuple[Any, ...]] = {}
+    with connection.cursor() as cur:
+        cur.execute(
+            f"""SELECT ag.id, t.id, i.name, coalesce(i.alive_until > now(), false), {PLACE_SQL}
+                FROM gateway_agent ag
+                LEFT JOIN queues_queuetable t ON t.id = {AFFINITY_SQL}
+                LEFT JOIN aq_instance i ON i.inst_id = t.owner_instance_id""",
+            place_params(),
+        )
+        for agent_id, *facts in cur.fetchall():
+            out[agent_id] = (*facts, [])
+    jobs = (
+        Job.objects.filter(direction=Direction.OUTBOUND)
+        .exclude(status=JobStatus.DELETE_PENDING)
+        .order_by("name")
+        .values_list("link__agent_id", "name", "source_queue__queue_table__owner_instance__name")
+    )
+    for agent_id, name, owner in jobs:
+        if agent_id in out:
+            out[agent_id][4].append((name, owner))
+    return out
+
+
+def agent_placement(agent: Agent, facts: dict[int, tuple[Any, ...]] | None = None) -> Placement:
+    """The agent's instance affinity (docs/INSTANCES.md "gateway agents"): what it follows, the
+    instance that must run it, and the outbound jobs whose queue table another instance owns
+    ("runs off its owner"). ``facts``: ``agent_placements()``, read once for a list."""
+    facts = agent_placements() if facts is None else facts
+    table_id, owner, owner_up, place, jobs = facts.get(agent.pk, (None, None, False, None, []))
+    live = agent.status in AGENT_LIVE_STATES
+    p = Placement(
+        affinity=(
+            "SERVICE" if agent.service else ("OUTBOUND_JOBS" if table_id is not None else "")
+        ),
+        owner_instance=owner,
+        owner_up=bool(owner_up),
+        run_instance=place,
+        instance=(agent.instance_name or None) if live else None,
+    )
+    if agent.service and table_id is None:
+        p.warnings.append(
+            f"Service {agent.service} names no queue any more: the agent runs on any instance."
+        )
+    if table_id is not None:
+        p.off_owner_jobs = [name for name, job_owner in jobs if job_owner != owner]
+        if p.off_owner_jobs:
+            p.warnings.append(
+                f"Runs off its owner: outbound job(s) {', '.join(p.off_owner_jobs)} read a queue "
+                f"table owned by another instance than {owner or 'none'}."
+            )
+        if place is None:
+            p.warnings.append(
+                f"The owner instance {owner or '(none)'} is "
+                + (
+                    "up but no live worker consumes its copy of the agent's queue"
+                    if owner_up
+                    else "down"
+                )
+                + ": the agent runs on any instance serving "
+                f"{agent.celery_queue}."
+            )
+    if live and place and p.instance and p.instance.lower() != place:
+        p.warnings.append(
+            f"Runs on {p.instance}, not on its owner {place}: it moves at its next heartbeat."
+        )
+    return p

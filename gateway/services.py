@@ -53,12 +53,13 @@ from gateway.models import (
     SendLog,
 )
 from gateway.options import AGENT_OPTIONS, JOB_OPTIONS, coerce
-from gateway.selectors import agent_ping, live_agent_ids
+from gateway.selectors import agent_ping, agent_place, live_agent_ids
 from gateway.tasks import agent_run
+from instances.selectors import instance_queue
 from queues import engine
 from queues import services as queue_services
 from queues.choices import QueueKind
-from queues.models import Queue, Subscriber
+from queues.models import DbaService, Queue, Subscriber
 from sites.models import DatabaseLink
 
 User = AbstractBaseUser | AnonymousUser | None
@@ -101,6 +102,26 @@ def _check_agent_numbers(max_threads: Any, max_memory: Any) -> None:
         raise DomainError("max_memory must be between 16 and 65536 MB.", field="max_memory")
 
 
+def _check_service(value: Any) -> str:
+    """CREATE_AGENT/ALTER_AGENT ``service``: a queue's service name (DBA_SERVICES.NAME, a queue's
+    network name), stored as DBA_SERVICES spells it; None or "" for none."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise DomainError("service must be a queue's service name (text).", field="service")
+    value = value.strip()
+    if not value:
+        return ""
+    found = DbaService.objects.filter(name__iexact=value).values_list("name", flat=True).first()
+    if found is None:
+        raise DomainError(
+            f"Unknown service {value!r}: name a queue's service (DBA_SERVICES.NAME, the "
+            "queue's network_name).",
+            field="service",
+        )
+    return found
+
+
 @transaction.atomic
 def agent_create(
     *,
@@ -110,9 +131,11 @@ def agent_create(
     password: str = "",
     max_memory: int = 64,
     max_threads: int = 1,
+    service: str | None = "",
     comment: str = "",
 ) -> Agent:
-    """CREATE_AGENT: a stopped agent with its own Celery queue ``mgw.<NAME>``."""
+    """CREATE_AGENT: a stopped agent with its own Celery queue ``mgw.<NAME>``; ``service`` names
+    the queue service whose owner instance runs it (docs/INSTANCES.md)."""
     _require(user, Capability.CONFIGURE)
     name = _upper_name(name, field="agent_name")
     if Agent.objects.filter(name=name).exists():
@@ -126,6 +149,7 @@ def agent_create(
         password_encrypted=crypto.encrypt(password) if username else "",
         max_memory=max_memory,
         max_threads=max_threads,
+        service=_check_service(service),
         comment=comment,
     )
     agent.full_clean()
@@ -143,10 +167,12 @@ def agent_alter(
     password: Any = NO_CHANGE,
     max_memory: Any = NO_CHANGE,
     max_threads: Any = NO_CHANGE,
+    service: Any = NO_CHANGE,
     comment: Any = NO_CHANGE,
 ) -> Agent:
     """ALTER_AGENT: what is given changes, the rest stays. A new username needs its password;
-    max_memory and max_threads of a running agent apply at its next start."""
+    max_memory and max_threads of a running agent apply at its next start; a new ``service``
+    moves a running agent to its owner instance at its next beat."""
     _require(user, Capability.CONFIGURE)
     a = Agent.objects.select_for_update().get(pk=agent.pk)
     before = _snapshot(a)
@@ -170,6 +196,8 @@ def agent_alter(
             setattr(a, field_name, value)
             if a.status != AgentStatus.NOT_STARTED:
                 pending.add(field_name)
+    if service is not NO_CHANGE:
+        a.service = _check_service(service)
     if comment is not NO_CHANGE:
         a.comment = comment or ""
     a.restart_required = sorted(pending)
@@ -205,6 +233,7 @@ _AGENT_CONFIG_FIELDS = [
     "password_encrypted",
     "max_memory",
     "max_threads",
+    "service",
     "comment",
     "restart_required",
     "updated",
@@ -212,7 +241,10 @@ _AGENT_CONFIG_FIELDS = [
 
 
 def _send_start(agent: Agent, token: uuid.UUID) -> None:
-    queue = agent.celery_queue
+    # To the instance that must run it (the owner of the queue table it follows), through that
+    # instance's copy of the agent's queue; with none, to the queue every worker of it shares.
+    place = agent_place(agent.pk)
+    queue = instance_queue(place, agent.celery_queue) if place else agent.celery_queue
     # A start nobody took by then is sent again with a new token (lifecycle's re-send), which
     # makes this one stale: expiring it keeps a queue without workers from piling them up.
     expires = config()["START_RESEND_S"]
@@ -1099,6 +1131,10 @@ def agents_reap() -> dict[str, int]:
     schedules its start again after RESTART_DELAY_S, as MGW's Scheduler job after a restartable
     error. Due restarts are sent here too."""
     cfg = config()
+    if Agent.objects.filter(status__in=[*AGENT_LIVE_STATES, AgentStatus.START_SCHEDULED]).exists():
+        # Agents follow their queue tables' owners: see a failover within one reap, as the
+        # propagation dispatcher does (serialized by the refresh's own lock).
+        queue_services.queue_table_owners_refresh()
     now = timezone.now()
     live = live_agent_ids()
     died = restarted = 0

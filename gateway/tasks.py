@@ -12,9 +12,16 @@ from celery import shared_task
 @shared_task(name="gateway.tasks.agent_run", bind=True, ignore_result=True, acks_late=False)
 def agent_run(self: Any, agent_id: int, token: str) -> str:
     """The agent process for one start (gateway/agent.py)."""
+    from django.conf import settings
+
     from gateway import agent
 
-    return agent.run(agent_id, token, hostname=getattr(self.request, "hostname", "") or "")
+    return agent.run(
+        agent_id,
+        token,
+        hostname=getattr(self.request, "hostname", "") or "",
+        aq_instance=settings.AQ_INSTANCE_NAME,
+    )
 
 
 @shared_task(name="gateway.tasks.agent_reap", ignore_result=True)

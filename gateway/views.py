@@ -183,6 +183,7 @@ def _agent_status_context(agent: Agent) -> dict[str, Any]:
         "object": agent,
         "ping": selectors.agent_ping(agent),
         "diagnostics": selectors.agent_diagnostics(agent),
+        "placement": selectors.agent_placement(agent),
         "jobs": sorted(selectors.jobs_by_status(agent).items()),
         "can_start": agent.status == AgentStatus.NOT_STARTED,
         "can_shutdown": agent.status not in (AgentStatus.NOT_STARTED, AgentStatus.BROKEN),

@@ -4,6 +4,7 @@ encrypted option values read ``<<ENCRYPTED>>``."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from django.conf import settings
@@ -23,7 +24,7 @@ from gateway.choices import (
 )
 from gateway.forms import driver_for
 from gateway.models import Agent, AgentLogLine, AgentOption, ForeignQueue, Job, Link
-from gateway.selectors import agent_ping
+from gateway.selectors import agent_ping, agent_placement
 from gateway.services import NO_CHANGE
 from gateway.tables import foreign_queue_job_names
 
@@ -44,7 +45,8 @@ class GatewayAgentOptionSerializer(serializers.ModelSerializer):
 
 class GatewayAgentSerializer(serializers.ModelSerializer):
     """MGW_GATEWAY's columns for one agent. ``ping`` needs the live agents, read once per
-    request and passed in the context as ``live`` (a set of ids)."""
+    request and passed in the context as ``live`` (a set of ids); ``placement`` the agents'
+    affinity facts, as ``placements`` (gateway.selectors.agent_placements)."""
 
     ping = serializers.SerializerMethodField()
     log_level_name = serializers.SerializerMethodField()
@@ -52,6 +54,11 @@ class GatewayAgentSerializer(serializers.ModelSerializer):
     link_count = serializers.IntegerField(read_only=True)
     job_count = serializers.IntegerField(read_only=True)
     options = GatewayAgentOptionSerializer(many=True, read_only=True)
+    placement = serializers.SerializerMethodField(
+        help_text="Where the agent runs and why (docs/INSTANCES.md): what it follows "
+        "(SERVICE, OUTBOUND_JOBS or none), its owner instance, the instance that must run it "
+        "now (null: any), the outbound jobs whose queue table another instance owns, warnings."
+    )
 
     class Meta:
         model = Agent
@@ -61,6 +68,9 @@ class GatewayAgentSerializer(serializers.ModelSerializer):
             "status",
             "ping",
             "instance",
+            "instance_name",
+            "service",
+            "placement",
             "pid",
             "start_time",
             "heartbeat_at",
@@ -93,6 +103,23 @@ class GatewayAgentSerializer(serializers.ModelSerializer):
 
     def get_has_password(self, obj: Agent) -> bool:
         return bool(obj.password_encrypted)
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "properties": {
+                "affinity": {"type": "string", "enum": ["SERVICE", "OUTBOUND_JOBS", ""]},
+                "owner_instance": {"type": "string", "nullable": True},
+                "owner_up": {"type": "boolean"},
+                "run_instance": {"type": "string", "nullable": True},
+                "instance": {"type": "string", "nullable": True},
+                "off_owner_jobs": {"type": "array", "items": {"type": "string"}},
+                "warnings": {"type": "array", "items": {"type": "string"}},
+            },
+        }
+    )
+    def get_placement(self, obj: Agent) -> dict[str, Any]:
+        return asdict(agent_placement(obj, self.context.get("placements")))
 
 
 class GatewayAgentLogLineSerializer(serializers.ModelSerializer):
@@ -260,6 +287,13 @@ class GatewayAgentCreateSerializer(serializers.Serializer):
     )
     max_memory = serializers.IntegerField(required=False, default=64)
     max_threads = serializers.IntegerField(required=False, default=1)
+    service = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        default="",
+        help_text="A queue's service name (DBA_SERVICES.NAME): its owner instance runs the agent.",
+    )
     comment = serializers.CharField(required=False, allow_blank=True, default="")
 
 
@@ -270,6 +304,7 @@ class GatewayAgentAlterSerializer(_Changes):
     password = serializers.CharField(required=False, allow_blank=True, write_only=True)
     max_memory = serializers.IntegerField(required=False)
     max_threads = serializers.IntegerField(required=False)
+    service = serializers.CharField(required=False, allow_blank=True, allow_null=True)
     comment = serializers.CharField(required=False, allow_blank=True)
 
 

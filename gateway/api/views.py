@@ -53,8 +53,12 @@ class AgentViewSet(NameOrIdLookupMixin, viewsets.ModelViewSet):
         return selectors.agent_list().order_by("name")  # annotated: Meta.ordering is lost
 
     def get_serializer_context(self) -> dict[str, Any]:
-        # AGENT_PING reads pg_locks: once per request, not once per row.
-        return {**super().get_serializer_context(), "live": selectors.live_agent_ids()}
+        # AGENT_PING reads pg_locks, the placement the instances: once per request, not per row.
+        return {
+            **super().get_serializer_context(),
+            "live": selectors.live_agent_ids(),
+            "placements": selectors.agent_placements(),
+        }
 
     def _shown(self, agent: Agent) -> dict[str, Any]:
         """The agent as retrieve shows it, re-read after a write."""

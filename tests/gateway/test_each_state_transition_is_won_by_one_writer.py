@@ -56,6 +56,28 @@ def test_one_of_two_claims_of_a_start_wins_and_a_shutdown_while_starting_is_kept
         c.close()
 
 
+def test_a_shutdown_after_the_agent_decided_to_move_or_restart_stops_it(default_agent):
+    """The process ends with ``restart`` (its owner instance moved, or its worker is stopping)
+    just after a SHUTDOWN landed: the SHUTDOWN wins, nothing is scheduled again."""
+    token = lifecycle.agent_schedule_start(default_agent.pk)
+    (conn,) = _connections(1)
+    assert lifecycle.agent_claim(conn, default_agent.pk, str(token), instance="w", pid=1)
+    assert lifecycle.agent_initializing(conn, default_agent.pk, str(token))
+    lifecycle.agent_running(conn, default_agent.pk, str(token))
+    assert lifecycle.agent_request_shutdown(default_agent.pk, "NORMAL") == "SHUTTING_DOWN"
+    lifecycle.agent_end(conn, default_agent.pk, restart=True, token=str(token))
+    agent = Agent.objects.get(pk=default_agent.pk)
+    assert (agent.status, agent.start_token, agent.restart_at) == ("NOT_STARTED", None, None)
+    # Without a SHUTDOWN, the same end schedules the start again (same token, a restart time).
+    token = lifecycle.agent_schedule_start(default_agent.pk)
+    assert lifecycle.agent_claim(conn, default_agent.pk, str(token), instance="w", pid=1)
+    lifecycle.agent_end(conn, default_agent.pk, restart=True, token=str(token))
+    agent = Agent.objects.get(pk=default_agent.pk)
+    assert (agent.status, agent.start_token) == ("START_SCHEDULED", token)
+    assert agent.restart_at is not None
+    conn.close()
+
+
 def test_failures_from_two_connections_both_count_and_delete_pending_stays(outbound_job):
     conns = _connections(2)
     start = threading.Barrier(2)

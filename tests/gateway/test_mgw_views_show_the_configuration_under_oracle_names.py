@@ -150,7 +150,8 @@ def configured(admin_user):
 
 
 def test_every_view_has_mgw_columns_and_is_a_gateway_status_view():
-    assert _columns("mgw_gateway") == ["agent_id", *C13]
+    # Ours after Oracle's: the AQ instance the live agent runs on (docs/INSTANCES.md).
+    assert _columns("mgw_gateway") == ["agent_id", *C13, "instance_name"]
     assert _columns("mgw_jobs") == ["job_id", *C19]
     assert _columns("mgw_agent_options") == [
         "option_id",
@@ -230,6 +231,8 @@ def test_agent_ping_needs_the_agents_advisory_lock_and_a_fresh_heartbeat():
         heartbeat_at=timezone.now(),
         start_time=timezone.now(),
         instance="celery@host1",
+        instance_name="node1",
+        service="SYS$AQADMIN.Q.X",
     )
 
     def ping() -> str | None:
@@ -254,6 +257,7 @@ def test_agent_ping_needs_the_agents_advisory_lock_and_a_fresh_heartbeat():
         assert selectors.agent_ping(Agent.objects.get(pk=agent.pk)) == "REACHABLE"
         row = MgwGateway.objects.get(agent_id=agent.pk)
         assert (row.agent_instance, row.agent_job) == ("celery@host1", "mgw.DEFAULT_AGENT")
+        assert (row.instance_name, row.service) == ("node1", "SYS$AQADMIN.Q.X")
         Agent.objects.filter(pk=agent.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
         assert ping() == "UNREACHABLE"  # holds the lock but stopped beating
     finally:

@@ -124,3 +124,26 @@ def test_cleanup_of_a_stopped_agent_says_why_not(operator_client, default_agent)
         f"/gateway/agents/{default_agent.pk}/cleanup/", {"action": "RESET_SUB_MISSING_MESSAGE"}
     )
     assert r.status_code == 400 and "needs a RUNNING agent" in r.content.decode()
+
+
+def test_an_unknown_service_is_shown_on_its_input_and_a_known_one_is_kept(
+    admin_client, default_agent, gw_queues
+):
+    from gateway.models import Agent
+    from queues.models import DbaService
+
+    before = ChangeLogEntry.objects.count()
+    form = {"agent_name": "EDGE", "max_memory": 64, "max_threads": 1, "service": "SYS$X.NOPE"}
+    r = admin_client.post("/gateway/agents/add/", form)
+    assert r.status_code == 400 and "Unknown service" in _errors(r)["service"]
+    assert not Agent.objects.filter(name="EDGE").exists()
+    assert ChangeLogEntry.objects.count() == before
+    service = DbaService.objects.get(queue_name="ORDERS").name
+    r = admin_client.post(
+        f"/gateway/agents/{default_agent.pk}/edit/",
+        {"max_memory": 64, "max_threads": 1, "service": service.lower()},
+    )
+    assert r.status_code == 302, r.content.decode()[-2000:]
+    assert Agent.objects.get(pk=default_agent.pk).service == service
+    page = admin_client.get(f"/gateway/agents/{default_agent.pk}/").content.decode()
+    assert f"service {service}" in page
