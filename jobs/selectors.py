@@ -183,7 +183,7 @@ ATTENTION_LIMIT = 50
 
 def _late_before(now: Any) -> ExpressionWrapper:
     """Messages enqueued before this are late: a propagation is falling behind when its oldest
-    message waits longer than ``max(60 s, 10 × latency)``, counted up to now while its window is
+    message waits longer than ``max(60 s, 10 * latency)``, counted up to now while its window is
     open or overdue, but only up to the end of its last run while it waits for its next window
     (a backlog gathered since then is the schedule working as set, not a propagation that cannot
     keep up). Waiting with no run yet: never late (NULL)."""
