@@ -19,7 +19,7 @@ LAPTOP = {"width": 1280, "height": 800}
 MENUS = {
     "Queues": ["Queues", "Queue tables", "Parallel queues", "Agents", "Privileges"],
     "Rules": ["Rules", "Rule sets", "Contexts"],
-    "Propagation": ["Propagations", "Spark jobs", "Workers", "Sites"],
+    "Propagation": ["Propagations", "Spark jobs", "Workers", "Database links"],
     "Gateway": ["Gateway", "Gateway agents", "Gateway links", "Foreign queues", "Gateway jobs"],
     "Status": ["Status views", "Instances", "Change log"],
     "Admin": ["Definitions", "API docs"],
