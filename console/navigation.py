@@ -86,7 +86,7 @@ MENUS: tuple[Menu, ...] = (
             Link("Spark jobs", "spark:job_list", _ns("spark")),
             Link("Workers", "jobs:worker_list", _in("jobs", "worker")),
             # Database links are where propagations go to another site.
-            Link("Sites", "sites:link_list", _ns("sites")),
+            Link("Database links", "sites:link_list", _ns("sites")),
         ),
     ),
     Menu(

@@ -13,6 +13,8 @@ from django.db.models import (
     Case,
     CharField,
     Count,
+    DateTimeField,
+    DurationField,
     ExpressionWrapper,
     F,
     FloatField,
@@ -179,6 +181,30 @@ def worker_list() -> list[dict[str, Any]]:
 ATTENTION_LIMIT = 50
 
 
+def _late_before(now: Any) -> ExpressionWrapper:
+    """Messages enqueued before this are late: a propagation is falling behind when its oldest
+    message waits longer than ``max(60 s, 10 * latency)``, counted up to now while its window is
+    open or overdue, but only up to the end of its last run while it waits for its next window
+    (a backlog gathered since then is the schedule working as set, not a propagation that cannot
+    keep up). Waiting with no run yet: never late (NULL)."""
+    latency = Coalesce(F("schedule__latency"), Value(3.0))
+    allowed = ExpressionWrapper(
+        Greatest(Value(60.0), latency * Value(10.0)) * Value(timedelta(seconds=1)),
+        output_field=DurationField(),
+    )
+    window_open = (
+        Q(schedule__isnull=True)
+        | Q(schedule__window_start__isnull=True)
+        | Q(schedule__window_start__lte=now)
+    )
+    counted_to = Case(
+        When(window_open, then=Value(now)),
+        default=F("schedule__last_run_at"),
+        output_field=DateTimeField(),
+    )
+    return ExpressionWrapper(counted_to - allowed, output_field=DateTimeField())
+
+
 def attention(*, limit: int = ATTENTION_LIMIT) -> dict[str, Any]:
     """What needs an operator first: failed and failing schedules, stuck runs, propagations
     falling behind, exception queues that hold messages, and maintenance mode. Each list is
@@ -193,21 +219,18 @@ def attention(*, limit: int = ATTENTION_LIMIT) -> dict[str, Any]:
     stuck = list(props.filter(state=ScheduleState.STUCK)[: limit + 1])
     disabled_states = (ScheduleState.DISABLED, ScheduleState.STOPPED)
     disabled = list(props.filter(state__in=disabled_states)[: limit + 1])
-    behind = []
     # A backlog is only possible where the source's queue table holds messages: one grouped
     # read of the message storage (as the dashboard's counts do) spares the backlog function
     # for every propagation whose source's table is empty (2,000 calls, 0.2 s, when all are).
     holding = Message.objects.order_by().values_list("queue_table_id", flat=True).distinct()
     candidates = props.filter(source_queue__queue_table_id__in=list(holding))
-    # Only those with a backlog: the oldest message is asked for those rows alone.
-    for p in candidates.filter(backlog__gt=0):
-        if p.oldest_backlog is None:
-            continue
-        latency = p.schedule.latency if getattr(p, "schedule", None) is not None else 3.0
-        age = (now - p.oldest_backlog).total_seconds()
-        if age > max(60.0, 10 * latency):
-            behind.append({"propagation": p, "age": age})
-    behind.sort(key=lambda d: -d["age"])
+    behind = [
+        {"propagation": p, "age": (now - p.oldest_backlog).total_seconds()}
+        for p in candidates.filter(backlog__gt=0)
+        .annotate(late_before=_late_before(now))
+        .filter(oldest_backlog__lt=F("late_before"))
+        .order_by("oldest_backlog", "name")[: limit + 1]
+    ]
     lists = {"failing": failing, "stuck": stuck, "behind": behind, "disabled": disabled}
     truncated = [name for name, rows in lists.items() if len(rows) > limit]
     exq = (

@@ -81,11 +81,6 @@ class DatabaseLink(models.Model):
 
         return reverse("sites:link", args=[self.pk])
 
-    @property
-    def address(self) -> str:
-        """host:port/database, the connect string DBA_DB_LINKS.HOST shows."""
-        return f"{self.host}:{self.port}/{self.database}"
-
 
 # --- Oracle-named views (migration 0002; read-only) ----------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
-from django.db.models import CharField, QuerySet
+from django.db.models import CharField, F, Func, QuerySet
 from django.db.models.expressions import RawSQL
 
 from core.exceptions import DomainError
@@ -27,11 +27,24 @@ _SAME_SITE_SQL = """
 """
 
 
+def connect_text() -> Func:
+    """A link's connect text, as DBA_DB_LINKS.HOST shows it: ``host:port/database``, or for a
+    Unix socket directory (a host starting with "/") ``localhost:port/database (socket /dir)``.
+    The SQL function of sites migration 0004 is the one place that says it; the views use it."""
+    return Func(
+        F("host"), F("port"), F("database"), function="aq_db_link_connect", output_field=CharField()
+    )
+
+
 def database_link_list() -> QuerySet[DatabaseLink]:
-    """The links with ``same_site_links``: the names of the other links to the same site."""
+    """The links with ``same_site_links`` (the names of the other links to the same site) and
+    ``connect`` (:func:`connect_text`)."""
     return (
         DatabaseLink.objects.select_related("owner")
-        .annotate(same_site_links=RawSQL(_SAME_SITE_SQL, (), output_field=ArrayField(CharField())))
+        .annotate(
+            same_site_links=RawSQL(_SAME_SITE_SQL, (), output_field=ArrayField(CharField())),
+            connect=connect_text(),
+        )
         .order_by("name")
     )
 

@@ -8,9 +8,8 @@ ATTRS = {"class": "table table-sm table-hover align-middle"}
 class DatabaseLinkTable(tables.Table):
     name = tables.Column(linkify=True)
     remote_global_name = tables.Column(verbose_name="Remote site")
-    address = tables.Column(
-        empty_values=(), orderable=False, verbose_name="Host:port/database", accessor="address"
-    )
+    # sites.selectors.connect_text: a socket directory reads as localhost (socket /dir).
+    connect = tables.Column(orderable=False, verbose_name="Host:port/database")
     username = tables.Column(verbose_name="User at the site")
     sslmode = tables.Column(verbose_name="TLS")
     owner = tables.Column(default="PUBLIC")  # no owner: a PUBLIC link
@@ -20,7 +19,7 @@ class DatabaseLinkTable(tables.Table):
         fields = (
             "name",
             "remote_global_name",
-            "address",
+            "connect",
             "username",
             "sslmode",
             "owner",

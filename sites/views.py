@@ -27,7 +27,9 @@ class DatabaseLinkListView(ObjectListView):
 def link_detail(request: HttpRequest, pk: int) -> HttpResponse:
     require(request, Capability.VIEW)
     link = get_object_or_404(selectors.database_link_list(), pk=pk)
-    return render(request, "sites/link_detail.html", {"object": link, "title": f"Link {link}"})
+    return render(
+        request, "sites/link_detail.html", {"object": link, "title": f"Database link {link}"}
+    )
 
 
 def link_add(request: HttpRequest) -> HttpResponse:

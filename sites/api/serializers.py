@@ -28,6 +28,13 @@ class DatabaseLinkSerializer(serializers.ModelSerializer):
         "source to one queue there through two of them.",
     )
 
+    connect = serializers.CharField(
+        read_only=True,
+        default="",
+        help_text="The connect text DBA_DB_LINKS.HOST shows: host:port/database, or "
+        "localhost:port/database (socket /dir) for a Unix socket directory (``host`` as stored).",
+    )
+
     class Meta:
         model = DatabaseLink
         fields = [
@@ -35,6 +42,7 @@ class DatabaseLinkSerializer(serializers.ModelSerializer):
             "name",
             "owner",
             "host",
+            "connect",
             "port",
             "database",
             "username",

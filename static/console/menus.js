@@ -1,9 +1,26 @@
 // The navigation bar's menus are <details> elements: they open and close by themselves (click,
 // Enter, Space). This adds what a menu is expected to do besides: one open at a time, closed by a
 // click elsewhere or by Escape (focus back on its title), and arrow keys to move through the items.
+// Below 1000 px the menus sit behind the "Menu" button (console.css): it opens and closes them
+// (aria-expanded), and Escape or a click outside the bar closes them too.
 (function () {
   "use strict";
   const MENU = "details.aq-menu";
+  const TOGGLE = "#nav-toggle";
+
+  function toggle() {
+    return document.querySelector(TOGGLE);
+  }
+
+  function setExpanded(expanded) {
+    const button = toggle();
+    if (button) button.setAttribute("aria-expanded", expanded ? "true" : "false");
+  }
+
+  function isExpanded() {
+    const button = toggle();
+    return !!button && button.getAttribute("aria-expanded") === "true";
+  }
 
   function openMenus() {
     return Array.from(document.querySelectorAll(MENU + "[open]"));
@@ -20,18 +37,30 @@
   }, true); // toggle does not bubble
 
   document.addEventListener("click", function (event) {
+    const target = event.target instanceof Element ? event.target : null;
+    if (target && target.closest(TOGGLE)) {
+      setExpanded(!isExpanded());
+      return;
+    }
     openMenus().forEach(function (menu) {
       if (!menu.contains(event.target)) menu.open = false;
     });
+    if (isExpanded() && !(target && target.closest("nav.navbar"))) setExpanded(false);
   });
 
   document.addEventListener("keydown", function (event) {
     const menu = event.target instanceof Element ? event.target.closest(MENU) : null;
     if (event.key === "Escape") {
-      openMenus().forEach(function (open) {
-        open.open = false;
-        if (open === menu) open.querySelector("summary").focus();
+      const open = openMenus();
+      open.forEach(function (one) {
+        one.open = false;
+        if (one === menu) one.querySelector("summary").focus();
       });
+      // With no menu left open, Escape folds the narrow bar back behind its button.
+      if (!open.length && isExpanded()) {
+        setExpanded(false);
+        toggle().focus();
+      }
       return;
     }
     if (!menu || (event.key !== "ArrowDown" && event.key !== "ArrowUp")) return;

@@ -418,49 +418,127 @@
     cy.center(cy.elements().not(".hidden"));
   }
 
-  // The force-directed layout ignores the canvas's shape: a picture taller than the (wide)
-  // canvas is fitted small. Turned a quarter (distances kept) when that fits it larger without
-  // making labels overlap, then spread to the canvas's proportions (spreading only moves the
-  // queues apart, so nothing comes to overlap).
-  function labelClashes(nodes) {
-    const boxes = nodes.map((n) => n.boundingBox({ includeEdges: false }));
-    let clashes = 0;
-    for (let i = 0; i < boxes.length; i++)
-      for (let j = i + 1; j < boxes.length; j++) if (overlap(boxes[i], boxes[j])) clashes++;
-    return clashes;
+  // With groups (sites, gateway links, instances), one force-directed layout of the whole
+  // picture let an edge between two groups pull a queue out to the far side of its own group's
+  // box, which then spanned (and covered) the others, the queues a thin band inside it. Instead
+  // each top-level group is laid out by itself (the flow layout inside it; the force-directed
+  // one when it holds groups of its own, as a site holds instances), then the boxes are packed
+  // in rows to the canvas's proportions, side by side with a gap: no two can overlap.
+  const GROUP_GAP = 48;
+  const GRID = {
+    name: "grid",
+    avoidOverlap: true,
+    avoidOverlapPadding: 16,
+    nodeDimensionsIncludeLabels: true,
+    condense: true,
+    fit: false,
+    animate: false,
+  };
+  // A unit holds no group below its own box (a site holds instances when there are several).
+  const flat = (unit) => unit.nodes("[?isGroup]").every((g) => g.parent().empty());
+
+  // The top-level boxes among ``eles`` (each with what it holds), and the queues outside any
+  // group as one more unit.
+  function units(eles) {
+    const nodes = eles.nodes();
+    const out = nodes
+      .filter((n) => n.data("isGroup") && n.parent().empty())
+      .map((g) => g.union(g.descendants().intersection(nodes)));
+    const loose = nodes.filter((n) => !n.data("isGroup") && n.parent().empty());
+    if (loose.nonempty()) out.push(loose);
+    return out;
   }
-  function fillCanvas() {
-    const leaves = cy.nodes("[!isGroup]");
+
+  function layOutUnit(unit, eles) {
+    const leaves = unit.nodes("[!isGroup]");
+    if (leaves.empty()) return;
+    const inner = unit.union(unit.edgesWith(unit).intersection(eles));
+    const side = 110 * Math.ceil(Math.sqrt(leaves.length));
+    const bounds = { x1: 0, y1: 0, w: side, h: side };
+    if (flat(unit) && inner.edges().empty()) {
+      // No propagation inside (a gateway link's foreign queues): a grid, none on another.
+      leaves.layout({ ...GRID, boundingBox: bounds }).run();
+    } else if (flat(unit)) {
+      inner.not("node[?isGroup]").layout({ ...FLOW, fit: false, boundingBox: bounds }).run();
+    } else {
+      inner.layout({ ...FORCE, ...GROUPED, fit: false, boundingBox: bounds }).run();
+    }
+  }
+
+  // Rows of boxes no wider than ``rowWidth``: each box's offset and the whole's size.
+  function rows(sized, rowWidth) {
+    const offsets = [];
+    let x = 0;
+    let y = 0;
+    let rowHeight = 0;
+    let width = 0;
+    for (const { bb } of sized) {
+      if (x > 0 && x + bb.w > rowWidth) {
+        x = 0;
+        y += rowHeight + GROUP_GAP;
+        rowHeight = 0;
+      }
+      offsets.push({ dx: x - bb.x1, dy: y - bb.y1 });
+      x += bb.w + GROUP_GAP;
+      width = Math.max(width, x - GROUP_GAP);
+      rowHeight = Math.max(rowHeight, bb.h);
+    }
+    return { offsets, w: width, h: y + rowHeight };
+  }
+
+  // The boxes in rows, the row width that lets the canvas show the whole largest: one row, or
+  // a break after any box (a handful of groups: every choice is tried).
+  function packUnits(list) {
+    const cw = cy.width() || 1;
+    const ch = cy.height() || 1;
+    const sized = list.map((unit) => ({ unit, bb: unit.boundingBox() }));
+    let best = null;
+    let run = 0;
+    for (const { bb } of sized) {
+      run += bb.w + (run ? GROUP_GAP : 0);
+      const packed = rows(sized, run);
+      const scale = Math.min(cw / Math.max(packed.w, 1), ch / Math.max(packed.h, 1));
+      if (best === null || scale > best.scale + 1e-9) best = { ...packed, scale };
+    }
+    sized.forEach(({ unit }, i) => {
+      const { dx, dy } = best.offsets[i];
+      unit.nodes("[!isGroup]").positions((n) => ({
+        x: n.position("x") + dx,
+        y: n.position("y") + dy,
+      }));
+    });
+  }
+
+  // Fitted, the packed boxes fill the canvas one way; the other way the queues are spread (up
+  // to three times) to the canvas's proportions. Spreading only moves what is in different
+  // boxes further apart, so no two boxes come to overlap.
+  function spread(eles) {
+    const leaves = eles.nodes("[!isGroup]");
     if (leaves.length < 2 || !cy.width() || !cy.height()) return;
     const aspect = cy.width() / cy.height();
-    let bb = leaves.boundingBox();
-    if (bb.h > bb.w && aspect > 1) {
-      const before = labelClashes(leaves);
-      const old = leaves.map((n) => [n, { ...n.position() }]);
-      leaves.positions((n) => ({ x: n.position("y"), y: -n.position("x") }));
-      if (labelClashes(leaves) > before) for (const [n, p] of old) n.position(p);
-      bb = leaves.boundingBox();
-    }
+    const bb = eles.boundingBox();
     const cx = (bb.x1 + bb.x2) / 2;
     const cyy = (bb.y1 + bb.y2) / 2;
-    const sx = Math.min(2, Math.max(1, (aspect * bb.h) / Math.max(bb.w, 1)));
-    const sy = Math.min(2, Math.max(1, bb.w / aspect / Math.max(bb.h, 1)));
-    if (sx > 1.05 || sy > 1.05) {
-      leaves.positions((n) => ({
-        x: cx + (n.position("x") - cx) * sx,
-        y: cyy + (n.position("y") - cyy) * sy,
-      }));
-    }
-    cy.fit(cy.elements(), FLOW.padding);
+    const sx = Math.min(3, Math.max(1, (aspect * bb.h) / Math.max(bb.w, 1)));
+    const sy = Math.min(3, Math.max(1, bb.w / aspect / Math.max(bb.h, 1)));
+    if (sx <= 1.05 && sy <= 1.05) return;
+    leaves.positions((n) => ({
+      x: cx + (n.position("x") - cx) * sx,
+      y: cyy + (n.position("y") - cyy) * sy,
+    }));
+  }
+
+  function arrangeGroups(eles) {
+    const list = units(eles);
+    list.forEach((unit) => layOutUnit(unit, eles));
+    packUnits(list);
+    spread(eles);
+    cy.fit(eles, FLOW.padding);
   }
 
   function arrange() {
-    // Breadthfirst does not place compound nodes; with groups (sites, instances, gateway
-    // links) the force-directed layout, which keeps each group's members together, draws the
-    // whole picture.
     if (cy.nodes("[?isGroup]").nonempty()) {
-      cy.layout({ ...FORCE, ...GROUPED }).run();
-      fillCanvas();
+      arrangeGroups(cy.elements());
       capZoom();
       markLandmarks();
       return;
@@ -567,9 +645,13 @@
       // The matches in the middle, their neighbours (senders and receivers) around them; the
       // landmarks' large labels go first, or they would set the spacing of every queue.
       cy.nodes(".landmark").removeClass("landmark").removeStyle(SPOT_KEYS);
-      // The groups follow their members; the layout places the members alone.
+      // The groups follow their members; the layout places the members alone. Boxes shown
+      // are laid out as the whole graph is, each apart from the others.
       const shown = cy.elements().not(".hidden").not("node[?isGroup]");
-      if (shown.nonempty()) {
+      if (shown.nonempty() && cy.nodes("[?isGroup]").not(".hidden").nonempty()) {
+        arrangeGroups(cy.elements().not(".hidden"));
+        capZoom();
+      } else if (shown.nonempty()) {
         shown
           .layout({
             name: "concentric",

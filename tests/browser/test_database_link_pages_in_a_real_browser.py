@@ -23,7 +23,7 @@ def test_a_database_link_from_the_pages(page, live_server, login, admin_user, si
     # page on a 1280-pixel screen (it wraps its links instead).
     page.set_viewport_size({"width": 1280, "height": 800})
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
-    nav(page, "Propagation", "Sites")
+    nav(page, "Propagation", "Database links")
     page.get_by_role("link", name="Add", exact=True).click()
     page.get_by_label("Name", exact=True).fill("SITE_B")
     page.get_by_label("Host", exact=True).fill("127.0.0.1")

@@ -19,7 +19,7 @@ LAPTOP = {"width": 1280, "height": 800}
 MENUS = {
     "Queues": ["Queues", "Queue tables", "Parallel queues", "Agents", "Privileges"],
     "Rules": ["Rules", "Rule sets", "Contexts"],
-    "Propagation": ["Propagations", "Spark jobs", "Workers", "Sites"],
+    "Propagation": ["Propagations", "Spark jobs", "Workers", "Database links"],
     "Gateway": ["Gateway", "Gateway agents", "Gateway links", "Foreign queues", "Gateway jobs"],
     "Status": ["Status views", "Instances", "Change log"],
     "Admin": ["Definitions", "API docs"],
@@ -215,4 +215,69 @@ def test_wide_tables_scroll_inside_their_box_not_the_page(
     box = wrapper_of(page, "#message-table")
     assert box["clientWidth"] <= window
     shot(page, "nav-05-wide-message-list")
+    page_problems.assert_none()
+
+
+def no_sideways_overflow(page, where: str) -> None:  # type: ignore[no-untyped-def]
+    width, window = page.evaluate("[document.scrollingElement.scrollWidth, window.innerWidth]")
+    assert width <= window, f"{where}: the page is {width}px wide in a {window}px window"
+
+
+@pytest.mark.parametrize("width", [1280, 800, 390])
+def test_below_1000_px_the_menus_fold_behind_one_menu_button(
+    page, live_server, login, admin_user, page_problems, width
+):
+    page.set_viewport_size({"width": width, "height": 800})
+    login(page, "alice", "pw-alice")
+    toggle = page.locator("#nav-toggle")
+    summaries = page.locator("#nav-menus details > summary")
+    for path in ("/", "/queues/", "/sites/", "/propagations/"):
+        page.goto(f"{live_server.url}{path}")
+        no_sideways_overflow(page, f"{path} at {width}px")
+
+    page.goto(f"{live_server.url}/")
+    if width >= 1000:
+        # Wide: no button, the six menus in one row.
+        expect(toggle).to_be_hidden()
+        expect(summaries).to_have_count(len(MENUS))
+        tops = {round(summaries.nth(i).bounding_box()["y"]) for i in range(len(MENUS))}
+        assert len(tops) == 1, f"the menus are not in one row: {tops}"
+    else:
+        # Narrow: only the brand and the button; the button opens the groups, stacked.
+        expect(summaries.first).to_be_hidden()
+        expect(page.locator("#global-name")).to_be_hidden()
+        expect(toggle).to_be_visible()
+        expect(toggle).to_have_attribute("aria-expanded", "false")
+        toggle.click()
+        expect(toggle).to_have_attribute("aria-expanded", "true")
+        boxes = [summaries.nth(i).bounding_box() for i in range(len(MENUS))]
+        assert all(b is not None for b in boxes), "every group shows once the menu is open"
+        lefts = {round(b["x"]) for b in boxes}
+        tops = [b["y"] for b in boxes]
+        assert len(lefts) == 1 and tops == sorted(tops) and len(set(tops)) == len(MENUS), (
+            f"the groups are not stacked: {boxes}"
+        )
+        assert all(b["x"] + b["width"] <= width for b in boxes)
+        no_sideways_overflow(page, f"the open menu at {width}px")
+        # Escape folds it back, the focus on the button; from the keyboard it opens again.
+        page.keyboard.press("Escape")
+        expect(toggle).to_have_attribute("aria-expanded", "false")
+        expect(summaries.first).to_be_hidden()
+        expect(toggle).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(toggle).to_have_attribute("aria-expanded", "true")
+        expect(summaries.first).to_be_visible()
+        shot(page, f"nav-06-menu-open-at-{width}")
+
+    # A group opens and its link is followed, as at any width.
+    queues = menu(page, "Queues")
+    queues.locator("summary").click()
+    item = queues.get_by_role("link", name="Queue tables", exact=True)
+    expect(item).to_be_visible()
+    box = item.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
+    no_sideways_overflow(page, f"the open Queues group at {width}px")
+    item.click()
+    expect(page.get_by_role("heading", name="Queue tables")).to_be_visible()
+    expect(page.locator('#nav-menus a[aria-current="page"]')).to_have_text(["Queue tables"])
     page_problems.assert_none()

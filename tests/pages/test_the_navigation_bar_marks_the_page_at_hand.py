@@ -31,7 +31,7 @@ def marks(html: str) -> tuple[list[str], list[str]]:
         ("jobs:run_list", "Propagation", "Propagations"),
         ("jobs:worker_list", "Propagation", "Workers"),
         ("spark:job_list", "Propagation", "Spark jobs"),
-        ("sites:link_list", "Propagation", "Sites"),
+        ("sites:link_list", "Propagation", "Database links"),
         ("gateway_home", "Gateway", "Gateway"),
         ("gateway:link_list", "Gateway", "Gateway links"),
         ("gateway:foreignqueue_list", "Gateway", "Foreign queues"),
@@ -58,3 +58,22 @@ def test_only_staff_get_the_django_admin_link(admin_client, admin_user):
     admin_user.save()
     html = admin_client.get("/").content.decode()
     assert f'href="{reverse("admin:index")}">Django admin</a>' in html
+
+
+def test_the_database_links_entry_opens_a_page_of_that_name(admin_client, admin_user):
+    """The bar once said "Sites" for a page titled "Database links" (Oracle's term): the bar's
+    link, the list's title and heading and a link's own page all say database link(s)."""
+    from sites.models import DatabaseLink
+
+    html = admin_client.get(reverse("sites:link_list")).content.decode()
+    assert marks(html) == (["Propagation"], ["Database links"])
+    assert re.search(r"<title>Database links ·", html)
+    assert re.search(r"<h1[^>]*>\s*Database links\s*<", html)
+    # A link's own page (a row written here: its page is read-only, no remote is asked).
+    link = DatabaseLink.objects.create(
+        name="SITE_B", host="127.0.0.1", database="b", username="u", remote_global_name="B"
+    )
+    html = admin_client.get(link.get_absolute_url()).content.decode()
+    assert marks(html) == (["Propagation"], ["Database links"])
+    assert re.search(r"<title>Database link SITE_B ·", html)
+    assert re.search(r"<h1[^>]*>\s*Database link <span", html)
