@@ -124,6 +124,15 @@ def _database_url() -> str:
 DATABASES = {
     "default": dj_database_url.parse(_database_url(), conn_max_age=60, conn_health_checks=True)
 }
+# The server drops a session whose client host vanished (a crash, a partition) within about
+# 20 s by TCP keepalives, which frees the session's advisory locks: a gateway agent's or a
+# propagation run's lock would otherwise stay held, and failover wait, for the OS default of
+# about two hours. No effect over a Unix socket (a local client's death closes it at once).
+_SERVER_KEEPALIVES = (
+    "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=3 -c tcp_keepalives_count=3"
+)
+_db_options = DATABASES["default"].setdefault("OPTIONS", {})
+_db_options["options"] = " ".join(filter(None, [_db_options.get("options"), _SERVER_KEEPALIVES]))
 DATABASES["default"].setdefault("TEST", {})["NAME"] = os.environ.get(
     "TEST_DATABASE_NAME", "test_aqconsole"
 )

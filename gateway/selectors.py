@@ -289,6 +289,27 @@ def agent_place(agent_id: int) -> str | None:
     return row[0] if row else None
 
 
+def agent_place_missed_beats(agent_id: int) -> bool:
+    """Whether the instance the agent must run on has stopped beating: its workers that serve
+    the agent's instance queue all missed two heartbeats, yet still count as live (PLACE_SQL
+    allows three) and the instance is not DOWN yet. A worker killed with its host, or its
+    instance's only worker killed, looks like this for up to AQ_INSTANCE_HEARTBEAT_LIMIT_S; a
+    start sent there would wait in a queue nobody reads until START_RESEND_S."""
+    with connection.cursor() as cur:
+        cur.execute(
+            f"""SELECT p.place IS NOT NULL AND NOT EXISTS (
+                    SELECT 1 FROM jobs_worker w
+                    WHERE w.stopped_at IS NULL
+                      AND w.last_seen > now() - make_interval(secs => %(fresh)s)
+                      AND w.queues ? (%(place_prefix)s || p.place || '.mgw.' || p.agent))
+                FROM (SELECT {PLACE_SQL} AS place, ag.name AS agent
+                      FROM gateway_agent ag WHERE ag.id = %(agent)s) p""",
+            {**place_params(), "agent": agent_id, "fresh": 2 * settings.AQ_WORKER_HEARTBEAT_S},
+        )
+        row = cur.fetchone()
+    return bool(row and row[0])
+
+
 @dataclass
 class Placement:
     """Where an agent runs and why, for its page and the API."""

@@ -53,7 +53,12 @@ from gateway.models import (
     SendLog,
 )
 from gateway.options import AGENT_OPTIONS, JOB_OPTIONS, coerce
-from gateway.selectors import agent_ping, agent_place, live_agent_ids
+from gateway.selectors import (
+    agent_ping,
+    agent_place,
+    agent_place_missed_beats,
+    live_agent_ids,
+)
 from gateway.tasks import agent_run
 from instances.selectors import instance_queue
 from queues import engine
@@ -1137,7 +1142,7 @@ def agents_reap() -> dict[str, int]:
         queue_services.queue_table_owners_refresh()
     now = timezone.now()
     live = live_agent_ids()
-    died = restarted = 0
+    died = restarted = held = 0
     for a in Agent.objects.filter(status__in=AGENT_LIVE_STATES):
         if a.pk in live:
             continue
@@ -1152,9 +1157,15 @@ def agents_reap() -> dict[str, int]:
             )
             died += 1
     for a in Agent.objects.filter(status=AgentStatus.START_SCHEDULED, restart_at__lte=now):
+        if agent_place_missed_beats(a.pk):
+            # Its owner instance has gone quiet (most likely the death that ended the agent):
+            # keep the restart due and send it once the owner has moved or the instance beats
+            # again, rather than into a queue nobody may read for START_RESEND_S.
+            held += 1
+            continue
         with transaction.atomic():
             token = lifecycle.agent_restart_due(a.pk, now)
             if token is not None:
                 _send_start(a, token)
                 restarted += 1
-    return {"died": died, "restarted": restarted}
+    return {"died": died, "restarted": restarted, "held": held}

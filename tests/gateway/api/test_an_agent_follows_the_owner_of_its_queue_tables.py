@@ -189,3 +189,38 @@ def test_a_start_reaching_an_instance_that_does_not_own_the_agent_is_not_claimed
     a = Agent.objects.get(pk=default_agent.pk)
     assert (a.status, str(a.start_token), a.instance_name) == ("START_SCHEDULED", token, "")
     assert a.restart_at <= timezone.now()
+
+
+def test_a_restart_waits_while_its_owner_instance_has_missed_heartbeats(
+    two_instances, default_agent, django_capture_on_commit_callbacks
+):
+    """The restart after a kill is not sent into the dead owner's queue (nobody would read it
+    until START_RESEND_S re-sent it): while node2's workers have missed two heartbeats, yet are
+    still counted live, it stays due; once node2 beats again it goes there."""
+    from jobs.models import Worker
+
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    keys = [AGENT_QUEUE, f"aq.inst.node1.{AGENT_QUEUE}", f"aq.inst.node2.{AGENT_QUEUE}"]
+    broker.delete(*keys)
+    _job("J_N2A", "N2_A")
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            gw.agent_startup(user=None, agent=default_agent)
+        broker.delete(*keys)
+        Agent.objects.filter(pk=default_agent.pk).update(restart_at=timezone.now())  # due now
+        quiet = timezone.now() - timezone.timedelta(seconds=2.5 * settings.AQ_WORKER_HEARTBEAT_S)
+        Worker.objects.filter(instance="node2").update(last_seen=quiet)
+        assert selectors.agent_place(default_agent.pk) == "node2"  # still counted live
+        token = Agent.objects.get(pk=default_agent.pk).start_token
+
+        with django_capture_on_commit_callbacks(execute=True):
+            assert gw.agents_reap()["held"] == 1
+        assert [broker.llen(k) for k in keys] == [0, 0, 0]
+        assert Agent.objects.get(pk=default_agent.pk).start_token == token
+
+        _beat("node2")
+        with django_capture_on_commit_callbacks(execute=True):
+            assert gw.agents_reap() == {"died": 0, "restarted": 1, "held": 0}
+        assert [broker.llen(k) for k in keys] == [0, 0, 1]
+    finally:
+        broker.delete(*keys)

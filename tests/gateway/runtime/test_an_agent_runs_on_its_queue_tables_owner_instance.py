@@ -55,9 +55,13 @@ def _sessions(agent) -> list[tuple[str, str]]:
 def test_an_agent_sends_from_its_owner_instance_and_follows_it(
     gateway, foreign, celery_procs, settings
 ):
-    # A start sent to a dead instance's copy of the queue is sent again soon (to the new owner).
-    celery_procs.env["MGW_START_RESEND_S"] = "3"
-    settings.MGW = {**settings.MGW, "START_RESEND_S": 3.0}
+    # START_RESEND_S stays at its default (60 s, past BOUND_S): the restart after the kill must
+    # not be sent into the dead instance's queue, where only a re-send would rescue it. Worker
+    # heartbeats every 1 s keep a killed worker "live" (three beats) past the agent's death
+    # (STALE_S 2 s) and restart delay (0.5 s), as the defaults do (5 s beats, 10 s + 5 s).
+    assert settings.MGW["START_RESEND_S"] >= 60
+    celery_procs.env["AQ_WORKER_HEARTBEAT_S"] = "1.0"
+    settings.AQ_WORKER_HEARTBEAT_S = 1.0
 
     def node(proc: str, name: str):
         env = {"AQ_INSTANCE_NAME": name, "AQ_INSTANCE_HEARTBEAT_LIMIT_S": str(LIMIT_S)}
