@@ -103,6 +103,28 @@ def test_the_list_shows_each_column(monitor_client, admin_user, spark_queues, jo
     assert "alice" in html
 
 
+def test_the_list_shows_each_jobs_phase_and_how_long_it_has_been_in_it(
+    monitor_client, admin_user, spark_queues, job
+):
+    from django.utils import timezone
+
+    since = (timezone.now() - timezone.timedelta(hours=3)).isoformat()
+    _state(job, "RUNNING", phase="WRITING", phase_at={"WRITING": since})
+    done = _submit(admin_user, spark_queues, destinations=[spark_queues["dst2"]])
+    _state(done, "SUCCEEDED", phase="SUCCEEDED", phase_at={"SUCCEEDED": since})
+
+    # The table's own poll (a fragment) carries it, so the column moves with the job.
+    html = monitor_client.get("/spark/", HTTP_HX_REQUEST="true").content.decode()
+
+    assert ">Phase<" in html
+    row = html.split(f'data-spark-job="{job.pk}"', 1)[1].split("</tr>", 1)[0]
+    assert '<span data-spark-phase="WRITING">Writing</span>' in row
+    assert "(for 3.0 h)" in row
+    finished = html.split(f'data-spark-job="{done.pk}"', 1)[1].split("</tr>", 1)[0]
+    # A finished job's phase is its state; how long it has been finished is not a phase's age.
+    assert 'data-spark-phase="SUCCEEDED"' in finished and "(for " not in finished
+
+
 def test_the_list_table_is_a_fragment_that_polls_itself_with_its_filters(monitor_client, job):
     html = monitor_client.get("/spark/?state=SUBMITTED", HTTP_HX_REQUEST="true").content.decode()
 
