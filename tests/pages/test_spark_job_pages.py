@@ -380,6 +380,20 @@ def test_a_live_job_polls_its_status_every_two_seconds(monitor_client, job):
         assert "<html" not in html
 
 
+def test_the_polled_status_of_a_running_job_shows_the_driver_log_tail_saved_so_far(
+    monitor_client, job
+):
+    """The follower saves the tail while the driver runs (tests/jobs/…_while_the_job_runs.py);
+    the page's poll shows it."""
+    _state(job, "RUNNING", driver_log_tail="12:00:01 WARN reading part 3 of 9")
+
+    html = monitor_client.get(f"/spark/{job.pk}/status/").content.decode()
+
+    assert 'hx-trigger="every 2s"' in html
+    log = html.split('id="spark-driver-log"', 1)[1].split("</pre>", 1)[0]
+    assert "WARN reading part 3 of 9" in log
+
+
 def _phase(client, job: SparkJob) -> str:  # type: ignore[no-untyped-def]
     html = client.get(f"/spark/{job.pk}/status/").content.decode()
     return html.split('id="spark-phase"', 1)[1].split("</dd>", 1)[0]
