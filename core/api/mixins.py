@@ -1,14 +1,10 @@
 from django.http import Http404, QueryDict
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from core.api.serializers import (
-    BulkCountChangedSerializer,
-    BulkRequestSerializer,
-    BulkResultSerializer,
-)
+from core.api.serializers import BulkRequestSerializer, BulkResultSerializer
 from core.bulk import BulkActions, bulk_run, outcome_counts
 from core.exceptions import DomainError
 from core.lookups import name_or_id_q
@@ -40,17 +36,7 @@ class BulkActionMixin:
 
     bulk_actions: BulkActions
 
-    @extend_schema(
-        request=BulkRequestSerializer,
-        responses={
-            200: BulkResultSerializer,
-            409: OpenApiResponse(
-                BulkCountChangedSerializer,
-                description="The filter matches another number of objects than "
-                "expected_count; nothing was done.",
-            ),
-        },
-    )
+    @extend_schema(request=BulkRequestSerializer, responses={200: BulkResultSerializer})
     @action(detail=False, methods=["post"], url_path="bulk")
     def bulk(self, request: Request) -> Response:
         data = request.data

@@ -58,16 +58,6 @@ class BulkRequestSerializer(serializers.Serializer):
     )
 
 
-class BulkCountChangedSerializer(serializers.Serializer):
-    """The 409 of ``POST /api/<list>/bulk/``: the filter matches another number than
-    ``expected_count`` (core.bulk.CountChanged); nothing was done."""
-
-    detail = serializers.CharField()
-    code = serializers.ChoiceField(choices=["count_changed"])
-    count = serializers.IntegerField(help_text="How many objects the filter matches now.")
-    expected_count = serializers.IntegerField(help_text="The count the request expected.")
-
-
 class BulkOutcomeSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
