@@ -28,9 +28,9 @@ User = AbstractBaseUser | AnonymousUser
 # As many as a list page shows at most (core.generic.BoundedPaginator.MAX_PER_PAGE).
 MAX_IDS = 500
 _MAX_ID = 2**63 - 1  # PostgreSQL's bigint: a larger id names no row and must not reach SQL
-# Query parameters of a list page that page or sort it without changing what it matches: the
-# page's filter (its query string) may carry them; they are left out, not refused.
-NOT_FILTERS = frozenset({"page", "per_page", "sort", "ordering", "fragment"})
+# Query parameters of a list page or endpoint that page or sort it without changing what it
+# matches: a filter copied from either may carry them; they are left out, not refused.
+NOT_FILTERS = frozenset({"page", "per_page", "sort", "fragment", "ordering", "limit", "offset"})
 
 
 def max_matching() -> int:
