@@ -461,3 +461,7 @@ LOGGING = {
     # pika logs every connection open and close at INFO: the gateway's own log says what matters.
     "loggers": {"pika": {"level": "WARNING"}},
 }
+
+# Bulk actions over "everything that matches the filter" (core/bulk.py): at most this many
+# objects at once; a filter that matches more is refused, naming it.
+AQ_BULK_MAX = int(os.environ.get("AQ_BULK_MAX", "10000"))

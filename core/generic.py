@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
@@ -15,7 +16,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.paginator import Paginator
 from django.db.models import Model
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
@@ -23,7 +24,7 @@ from django.utils.safestring import mark_safe
 from django_filters.views import FilterView
 from django_tables2 import Column, SingleTableMixin, TemplateColumn
 
-from core.bulk import BulkActions, bulk_check, bulk_run, outcome_counts
+from core.bulk import NOT_FILTERS, BulkActions, CountChanged, bulk_check, bulk_run, outcome_counts
 from core.choices import Capability
 from core.exceptions import DomainError, DomainErrors
 from core.roles import user_can
@@ -172,7 +173,15 @@ class ObjectListView(CapabilityMixin, SingleTableMixin, FilterView):
         )
         if allowed := self.bulk_allowed():
             assert self.bulk is not None
-            ctx.update(bulk=self.bulk, bulk_actions=list(allowed.items()))
+            # The table carries its filter and its number of matches, which "select all
+            # matching this filter" sends (static/console/bulk.js); the table's own poll keeps
+            # both current.
+            query = self.request.GET.copy()
+            for key in NOT_FILTERS:
+                query.pop(key, None)
+            ctx.update(
+                bulk=self.bulk, bulk_actions=list(allowed.items()), bulk_filter=query.urlencode()
+            )
         return ctx
 
 
@@ -286,6 +295,9 @@ def action_page(
     return back(obj)
 
 
+# Objects a bulk confirmation page names one by one; past these it gives their number.
+BULK_CONFIRM_SHOWN = 100
+
 DROP_TEXT = "This cannot be undone. It is refused while messages or other objects still use it."
 
 
@@ -332,24 +344,39 @@ def confirm_page(
 def bulk_page(request: HttpRequest, *, registry: BulkActions) -> HttpResponse:
     """A list's bulk action: GET (from the list's action bar) shows what will be done to which
     objects; POST (from that page) does it, object by object, through core.bulk (the code the
-    API calls), and shows each object's outcome. HTMX swaps the outcome into the page."""
+    API calls), and shows each object's outcome. HTMX swaps the outcome into the page. The
+    objects are the ticked ``ids``, or every one the list's ``filter`` (its query string)
+    matches when the action runs; the confirmation carries the count it showed
+    (``expected_count``), so a filter that matches another number by then does nothing."""
     data = request.POST if request.method == "POST" else request.GET
     action, ids = data.get("action"), data.getlist("ids")
+    # Present (even empty: no filter, every object) means "all matching the filter".
+    filter_query = data.get("filter") if "filter" in data else None
+    where = {
+        "ids": ids,
+        "filter": None if filter_query is None else QueryDict(filter_query),
+        "expected_count": data.get("expected_count"),
+    }
     ctx: dict[str, Any] = {"bulk": registry, "key": action, "list_url": reverse(registry.list_url)}
     try:
         if request.method == "POST":
-            outcomes = bulk_run(registry, user=request.user, action=action, ids=ids)
+            outcomes = bulk_run(registry, user=request.user, action=action, **where)
         else:
-            chosen, objects = bulk_check(registry, user=request.user, action=action, ids=ids)
+            chosen, targets = bulk_check(registry, user=request.user, action=action, **where)
     except DomainError as exc:
         if exc.status_code == 403:
             raise PermissionDenied(exc.message) from exc
         ctx.update(title=f"Bulk action on {registry.plural}", error=exc)
+        if isinstance(exc, CountChanged):
+            # Back to the confirmation, which counts again.
+            ctx["review_url"] = f"{request.path}?" + urlencode(
+                {"action": action, "filter": filter_query or ""}
+            )
         # An HTMX confirm (the objects changed meanwhile) swaps the error into the page.
         template = (
             "core/_bulk_confirm.html" if partial_request(request) else "core/bulk_confirm.html"
         )
-        return render(request, template, ctx, status=400)
+        return render(request, template, ctx, status=exc.status_code)
     if request.method == "POST":
         ctx.update(
             action=registry.actions[str(action)],
@@ -359,11 +386,17 @@ def bulk_page(request: HttpRequest, *, registry: BulkActions) -> HttpResponse:
         )
         template = "core/_bulk_result.html" if partial_request(request) else "core/bulk_result.html"
         return render(request, template, ctx)
+    objects = targets.objects
+    n = len(objects)
+    what = f"{n:,} {registry.noun if n == 1 else registry.plural}"
     ctx.update(
         action=chosen,
-        objects=objects,
-        what=f"{len(objects)} {registry.noun if len(objects) == 1 else registry.plural}",
-        title=f"{chosen.label} {len(objects)} "
-        f"{registry.noun if len(objects) == 1 else registry.plural}?",
+        targets=targets,
+        # A filter may match thousands: the page names the first ones, the count says the rest.
+        objects=objects[:BULK_CONFIRM_SHOWN],
+        more=max(0, n - BULK_CONFIRM_SHOWN),
+        count=n,
+        what=what,
+        title=f"{chosen.label} {what}?",
     )
     return render(request, "core/bulk_confirm.html", ctx)

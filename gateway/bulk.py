@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from core.bulk import BulkAction, BulkActions
 from core.choices import Capability
-from gateway import services
+from gateway import selectors, services
+from gateway.filtersets import JobFilterSet
 from gateway.models import Job
 
 JOB_BULK = BulkActions(
@@ -48,4 +49,6 @@ JOB_BULK = BulkActions(
     list_url="gateway:job_list",
     detail_url="gateway:job",
     bulk_url="gateway:job_bulk",
+    filterset=JobFilterSet,
+    listing=selectors.job_list,
 )

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from core.bulk import BulkAction, BulkActions
 from core.choices import Capability
-from jobs import services
+from jobs import selectors, services
+from jobs.filtersets import PropagationFilterSet
 from jobs.models import Propagation
 
 PROPAGATION_BULK = BulkActions(
@@ -48,4 +49,6 @@ PROPAGATION_BULK = BulkActions(
     list_url="jobs:propagation_list",
     detail_url="jobs:propagation",
     bulk_url="jobs:propagation_bulk",
+    filterset=PropagationFilterSet,
+    listing=selectors.propagation_list,
 )

@@ -38,6 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "jobs" / "spark" / "app.py"
 PART_SIZE = 50_000  # source messages per part (one writer transaction each)
 LOG_TAIL = 8_000  # characters of the driver log kept on the job row
+# While the driver runs, its log tail is saved this often (and with each phase move), so the
+# job's page, which polls the row, shows it live rather than only once the job has ended.
+LOG_TAIL_EVERY_S = 3.0
 GRACE_S = 10.0  # after SIGTERM, before SIGKILL
 # What the executors import: the pure modules only (no Django). Zipped once per process.
 _CODE = (
@@ -565,6 +568,7 @@ def follow(job: Any, driver: Driver) -> str:
     cancelled = False
     dry: dict[str, Any] | None = None
     phase, phase_at = job.phase, dict(job.phase_at or {})
+    tail_at, saved_tail = time.monotonic(), ""
     while True:
         try:
             ev = driver.events.get(timeout=1.0)
@@ -575,6 +579,11 @@ def follow(job: Any, driver: Driver) -> str:
             phase = moved
             phase_at[phase] = timezone.now().isoformat()
             changes.update(phase=phase, phase_at=dict(phase_at))
+        if changes or time.monotonic() - tail_at >= LOG_TAIL_EVERY_S:
+            tail_at = time.monotonic()
+            # The same tail as the one saved at the end; written only when it has grown.
+            if (tail := driver.tail()) != saved_tail:
+                changes["driver_log_tail"] = saved_tail = tail
         if ev is not None:
             kind = ev.get("event")
             if kind == "started":

@@ -10,9 +10,10 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from jobs.choices import SPARK_ACTIVE_STATES
 from jobs.models import Propagation, PropagationRun, SparkJob
 from jobs.templatetags.propagation import age, state_badge
-from jobs.templatetags.spark import seconds, spark_progress, spark_state_badge
+from jobs.templatetags.spark import seconds, since_iso, spark_progress, spark_state_badge
 
 ATTRS = {"class": "table table-sm table-hover align-middle"}
 
@@ -162,6 +163,9 @@ class SparkJobTable(tables.Table):
     destinations = tables.Column(empty_values=(), orderable=False, verbose_name="Destinations")
     mode = tables.Column()
     state = tables.Column()
+    # Where a running job is (QUEUED … WRITING) before Spark has tasks to count; the table
+    # polls itself, so it moves with the job.
+    phase = tables.Column()
     progress = tables.Column(
         empty_values=(), verbose_name="Progress", order_by=("tasks_done", "tasks_total")
     )
@@ -180,6 +184,7 @@ class SparkJobTable(tables.Table):
             "destinations",
             "mode",
             "state",
+            "phase",
             "progress",
             "read",
             "propagated_total",
@@ -219,6 +224,21 @@ class SparkJobTable(tables.Table):
 
     def render_state(self, record: SparkJob) -> Any:
         return spark_state_badge(record.state)  # ``value`` would be the label
+
+    def render_phase(self, record: SparkJob) -> Any:
+        since = (
+            (record.phase_at or {}).get(record.phase)
+            if record.state in SPARK_ACTIVE_STATES
+            else None
+        )
+        return format_html(
+            '<span data-spark-phase="{}">{}</span>{}',
+            record.phase,
+            record.get_phase_display(),
+            format_html(' <span class="text-muted">(for {})</span>', since_iso(since))
+            if since
+            else "",
+        )
 
     def render_progress(self, record: SparkJob) -> Any:
         return spark_progress(record)

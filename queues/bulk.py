@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from core.bulk import BulkAction, BulkActions
 from core.choices import Capability
-from queues import engine, services
+from queues import engine, selectors, services
+from queues.filtersets import QueueFilterSet
 from queues.models import Queue
 
 
@@ -67,4 +68,6 @@ QUEUE_BULK = BulkActions(
     list_url="queues:queue_list",
     detail_url="queues:queue_detail",
     bulk_url="queues:queue_bulk",
+    filterset=QueueFilterSet,
+    listing=selectors.queue_list,
 )

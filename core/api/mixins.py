@@ -27,10 +27,12 @@ class NameOrIdLookupMixin:
 
 
 class BulkActionMixin:
-    """``POST <list>/bulk/ {"action": ..., "ids": [...]}``: the list page's bulk actions through
-    the same code (core.bulk). 200 with each id's outcome, also when some were refused; 400
-    naming ``action`` or ``ids``; 403 for a role the verb's single-object action refuses. The
-    viewset lets VIEW through (``action_capabilities["bulk"]``): core.bulk asks the verb's."""
+    """``POST <list>/bulk/ {"action": ..., "ids": [...]}`` or ``{"action": ..., "filter": {...},
+    "expected_count": N}``: the list page's bulk actions through the same code (core.bulk). 200
+    with each object's outcome, also when some were refused; 400 naming ``action``, ``ids``,
+    ``filter`` or ``filter.<param>``; 409 when ``expected_count`` is not what the filter matches
+    now; 403 for a role the verb's single-object action refuses. The viewset lets VIEW through
+    (``action_capabilities["bulk"]``): core.bulk asks the verb's."""
 
     bulk_actions: BulkActions
 
@@ -42,8 +44,18 @@ class BulkActionMixin:
             raise DomainError('Send a JSON object, for example {"action": "...", "ids": [1, 2]}.')
         # A form body may repeat ``ids``; a JSON one gives a list.
         ids = data.getlist("ids") if isinstance(data, QueryDict) else data.get("ids")
+        filter_ = data.get("filter")
+        if isinstance(data, QueryDict) and isinstance(filter_, str):
+            filter_ = QueryDict(filter_)  # a form body gives the filter as a query string
         action_name = data.get("action")
-        outcomes = bulk_run(self.bulk_actions, user=request.user, action=action_name, ids=ids)
+        outcomes = bulk_run(
+            self.bulk_actions,
+            user=request.user,
+            action=action_name,
+            ids=ids,
+            filter=filter_,
+            expected_count=data.get("expected_count"),
+        )
         return Response(
             {
                 "action": action_name,

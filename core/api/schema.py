@@ -30,6 +30,13 @@ ERROR_SCHEMA: dict[str, Any] = {
             ]
         },
         "code": {"type": "string"},
+        # A bulk action's 409 ``count_changed`` (core.bulk.CountChanged): what the filter
+        # matches now and what the request expected.
+        "count": {"type": "integer", "description": "count_changed: the objects matching now."},
+        "expected_count": {
+            "type": "integer",
+            "description": "count_changed: the number the request expected.",
+        },
     },
     "additionalProperties": {"type": "array", "items": {"type": "string"}},
 }

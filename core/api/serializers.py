@@ -41,7 +41,20 @@ class BulkRequestSerializer(serializers.Serializer):
         child=serializers.IntegerField(min_value=1),
         min_length=1,
         max_length=500,
-        help_text="The objects' ids; each is done on its own, in this order.",
+        required=False,
+        help_text="The objects' ids; each is done on its own, in this order. Or give ``filter``.",
+    )
+    filter = serializers.DictField(
+        required=False,
+        help_text='Instead of ids: the list endpoint\'s filter parameters (``{"kind": '
+        '"NORMAL", "q": "ORD"}``); every object they match when the action runs, at '
+        "most AQ_BULK_MAX (10,000). A bad parameter is a 400 naming ``filter.<param>``.",
+    )
+    expected_count = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        help_text="How many objects the client saw; if the action would take another number, "
+        "409 with the actual ``count`` and nothing is done.",
     )
 
 

@@ -66,6 +66,15 @@ def test_the_errors_of_every_kind_match_the_documented_body(
         400: admin_api.post("/api/queues/ORDERS/enqueue/", {"messages": [{"priority": "x"}]}),
         "400 what": admin_api.post("/api/queues/ORDERS/stop/", {"what": "everything"}),
         409: admin_api.post("/api/queues/", {"name": "orders", "queue_table": "QT_ORDERS"}),
+        # A bulk action whose filter matches another number than expected: counts, not texts.
+        "409 count": admin_api.post(
+            "/api/queues/bulk/",
+            {"action": "stop", "filter": {"q": "ORDERS"}, "expected_count": 99},
+            format="json",
+        ),
+        "400 filter": admin_api.post(
+            "/api/queues/bulk/", {"action": "stop", "filter": {"kind": "X"}}, format="json"
+        ),
         413: admin_api.post(
             "/api/queues/ORDERS/enqueue/",
             json.dumps({"payload": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)}),
@@ -79,4 +88,6 @@ def test_the_errors_of_every_kind_match_the_documented_body(
         assert response["Content-Type"] == "application/json", (expected, response.content)
         jsonschema.validate(response.json(), error)
     assert "messages[0].payload" in answers[400].json()
+    assert answers["409 count"].json()["expected_count"] == 99
+    assert "filter.kind" in answers["400 filter"].json()
     assert answers["400 what"].json() == {"what": ["Use enqueue, dequeue or both."]}

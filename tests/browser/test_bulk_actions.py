@@ -109,3 +109,78 @@ def test_select_all_ticks_every_row_of_the_page(
     expect(page.locator("#bulk-form .aq-bulk-count")).to_have_text(str(rows - 1))
     expect(page.get_by_label("Select all on this page")).not_to_be_checked()
     page_problems.assert_none()
+
+
+def test_operator_stops_every_queue_that_matches_the_filter_beyond_the_page(
+    page, live_server, login, operator_user, admin_user, queue_table, page_problems
+):
+    """Gmail's "select all N matching": two rows a page, five match the filter; ticking the
+    header offers all five, the confirmation counts them and says the filter, and the action
+    takes the five (and a sixth queue that does not match stays as it was)."""
+    from queues import services
+    from queues.models import Queue
+
+    matching = [f"MATCH_{i}" for i in range(1, 6)]
+    for name in (*matching, "UNMATCHED"):
+        services.queue_create(user=admin_user, name=name, queue_table=queue_table)
+
+    login(page, "oscar", "pw-oscar")
+    page.goto(f"{live_server.url}/queues/?q=MATCH_&per_page=2")
+    banner = page.locator("#bulk-banner")
+    expect(banner).to_be_hidden()
+
+    page.get_by_label("Select all on this page").check()
+    expect(banner).to_be_visible()
+    expect(banner).to_contain_text("All 2 on this page are selected.")
+    expect(banner.get_by_role("button", name="Select all 5 matching this filter")).to_be_visible()
+    shot(page, "bulk-05-banner")
+
+    banner.get_by_role("button", name="Select all 5 matching this filter").click()
+    expect(banner).to_contain_text("All 5 queues matching this filter are selected.")
+    expect(page.locator("#bulk-form .aq-bulk-count")).to_have_text("5")
+    shot(page, "bulk-06-all-matching")
+
+    page.locator("#bulk-form").get_by_role("button", name="Stop", exact=True).click()
+    expect(page.get_by_role("heading", name="Stop 5 queues?")).to_be_visible()
+    expect(page.locator("#bulk-filter")).to_contain_text("5 queues match this filter now")
+    expect(page.locator("#bulk-filter-terms li")).to_have_text(["Search: MATCH_"])
+    expect(page.locator("#bulk-objects li")).to_have_text(matching)
+    assert not Queue.objects.filter(enqueue_enabled=False, kind="NORMAL_QUEUE").exists()
+    shot(page, "bulk-07-confirm-filter")
+
+    htmx_submit(page, page.get_by_role("button", name="Stop 5 queues"), "/queues/bulk/")
+    expect(page.get_by_role("heading", name="Stop: 5 done, 0 refused")).to_be_visible()
+    expect(page.locator("#bulk-results tbody tr[data-outcome=done]")).to_have_count(5)
+    shot(page, "bulk-08-outcome-filter")
+    assert (
+        sorted(
+            Queue.objects.filter(
+                enqueue_enabled=False, dequeue_enabled=False, kind="NORMAL_QUEUE"
+            ).values_list("name", flat=True)
+        )
+        == matching
+    )
+    page_problems.assert_none()
+
+
+def test_unticking_a_row_drops_all_matching_back_to_the_ticked_rows(
+    page, live_server, login, operator_user, admin_user, queue_table, page_problems
+):
+    from queues import services
+
+    for i in range(1, 4):
+        services.queue_create(user=admin_user, name=f"MATCH_{i}", queue_table=queue_table)
+
+    login(page, "oscar", "pw-oscar")
+    page.goto(f"{live_server.url}/queues/?q=MATCH_&per_page=2")
+    page.get_by_label("Select all on this page").check()
+    page.locator("#bulk-banner").get_by_role("button", name="Select all 3 matching").click()
+    expect(page.locator("#bulk-form .aq-bulk-count")).to_have_text("3")
+
+    page.get_by_label("Select MATCH_1", exact=True).uncheck()
+    expect(page.locator("#bulk-banner")).to_be_hidden()
+    expect(page.locator("#bulk-form .aq-bulk-count")).to_have_text("1")
+    page.locator("#bulk-form").get_by_role("button", name="Stop", exact=True).click()
+    expect(page.get_by_role("heading", name="Stop 1 queue?")).to_be_visible()
+    expect(page.locator("#bulk-filter")).to_have_count(0)
+    page_problems.assert_none()

@@ -151,3 +151,71 @@ def test_the_confirmation_of_one_object_says_it_in_the_singular(admin_client, ad
 
     assert "Stop 1 queue?" in body and ">Stop 1 queue</button>" in body
     assert "1 queues" not in body
+
+
+# --- everything that matches the filter ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", LISTS)
+def test_each_list_table_carries_its_filter_and_its_number_of_matches(operator_client, three, path):
+    """What "select all N matching" sends (bulk.js): the filter without paging or sorting, and
+    the count, in the table, which the poll replaces with its own."""
+    html = operator_client.get(
+        f"{path}?q=Q_&page=1&per_page=2&sort=name", HTTP_HX_REQUEST="true"
+    ).content.decode()
+
+    assert 'data-bulk-filter="q=Q_"' in html
+    assert "data-bulk-total=" in html
+
+
+def test_monitor_gets_no_filter_data_and_a_403_for_a_filter(monitor_client, three):
+    assert b"data-bulk-total" not in monitor_client.get("/queues/?q=Q_").content
+    assert monitor_client.get(BULK, {"action": "stop", "filter": "q=Q_"}).status_code == 403
+
+
+def test_the_confirmation_counts_the_matches_and_says_the_filter(operator_client, three):
+    response = operator_client.get(
+        BULK, {"action": "stop", "filter": "q=Q_&kind=NORMAL_QUEUE&enqueue_enabled=true"}
+    )
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Stop 3 queues?" in html
+    assert "<li>Search: Q_</li>" in html and "<li>Kind: Normal queue</li>" in html
+    assert "<li>Enqueue enabled: Yes</li>" in html
+    assert 'name="expected_count" value="3"' in html
+    assert 'name="ids"' not in html
+    assert not Queue.objects.filter(enqueue_enabled=False, kind=QueueKind.NORMAL).exists()
+
+
+def test_a_bad_filter_is_a_400_page_naming_the_parameter(operator_client, three):
+    response = operator_client.get(BULK, {"action": "stop", "filter": "kind=TELEPORT"})
+
+    assert response.status_code == 400
+    assert b'data-field="filter.kind"' in response.content
+
+
+def test_a_filter_that_matches_more_at_confirmation_does_nothing_and_asks_again(
+    operator_client, admin_user, queue_table, three
+):
+    qs.queue_create(user=admin_user, name="Q_LATE", queue_table=queue_table)
+
+    response = operator_client.post(
+        BULK, {"action": "stop", "filter": "q=Q_", "expected_count": "3"}
+    )
+
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "4 queues match now, not 3; nothing was done." in html
+    assert 'id="bulk-review"' in html and "Review the 4 now matching" in html
+    assert not Queue.objects.filter(enqueue_enabled=False, kind=QueueKind.NORMAL).exists()
+
+
+def test_the_confirmed_filter_is_run_again_and_each_match_is_done(operator_client, three):
+    response = operator_client.post(
+        BULK, {"action": "stop", "filter": "q=Q_", "expected_count": "3"}
+    )
+
+    assert response.status_code == 200
+    assert response.content.decode().count('data-outcome="done"') == 3
+    assert Queue.objects.filter(enqueue_enabled=False, kind=QueueKind.NORMAL).count() == 3

@@ -103,6 +103,28 @@ def test_the_list_shows_each_column(monitor_client, admin_user, spark_queues, jo
     assert "alice" in html
 
 
+def test_the_list_shows_each_jobs_phase_and_how_long_it_has_been_in_it(
+    monitor_client, admin_user, spark_queues, job
+):
+    from django.utils import timezone
+
+    since = (timezone.now() - timezone.timedelta(hours=3)).isoformat()
+    _state(job, "RUNNING", phase="WRITING", phase_at={"WRITING": since})
+    done = _submit(admin_user, spark_queues, destinations=[spark_queues["dst2"]])
+    _state(done, "SUCCEEDED", phase="SUCCEEDED", phase_at={"SUCCEEDED": since})
+
+    # The table's own poll (a fragment) carries it, so the column moves with the job.
+    html = monitor_client.get("/spark/", HTTP_HX_REQUEST="true").content.decode()
+
+    assert ">Phase<" in html
+    row = html.split(f'data-spark-job="{job.pk}"', 1)[1].split("</tr>", 1)[0]
+    assert '<span data-spark-phase="WRITING">Writing</span>' in row
+    assert "(for 3.0 h)" in row
+    finished = html.split(f'data-spark-job="{done.pk}"', 1)[1].split("</tr>", 1)[0]
+    # A finished job's phase is its state; how long it has been finished is not a phase's age.
+    assert 'data-spark-phase="SUCCEEDED"' in finished and "(for " not in finished
+
+
 def test_the_list_table_is_a_fragment_that_polls_itself_with_its_filters(monitor_client, job):
     html = monitor_client.get("/spark/?state=SUBMITTED", HTTP_HX_REQUEST="true").content.decode()
 
@@ -356,6 +378,20 @@ def test_a_live_job_polls_its_status_every_two_seconds(monitor_client, job):
         html = monitor_client.get(f"/spark/{job.pk}/status/").content.decode()
         assert f'hx-get="/spark/{job.pk}/status/" hx-trigger="every 2s"' in html
         assert "<html" not in html
+
+
+def test_the_polled_status_of_a_running_job_shows_the_driver_log_tail_saved_so_far(
+    monitor_client, job
+):
+    """The follower saves the tail while the driver runs (tests/jobs/…_while_the_job_runs.py);
+    the page's poll shows it."""
+    _state(job, "RUNNING", driver_log_tail="12:00:01 WARN reading part 3 of 9")
+
+    html = monitor_client.get(f"/spark/{job.pk}/status/").content.decode()
+
+    assert 'hx-trigger="every 2s"' in html
+    log = html.split('id="spark-driver-log"', 1)[1].split("</pre>", 1)[0]
+    assert "WARN reading part 3 of 9" in log
 
 
 def _phase(client, job: SparkJob) -> str:  # type: ignore[no-untyped-def]
