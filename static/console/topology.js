@@ -502,7 +502,9 @@
     }
     sized.forEach(({ unit }, i) => {
       const { dx, dy } = best.offsets[i];
-      unit.nodes("[!isGroup]").positions((n) => ({
+      // Childless nodes: the queues, and a box with nothing in it (a link without foreign
+      // queues), which has a position of its own and would otherwise stay where it was drawn.
+      unit.nodes().filter((n) => n.isChildless()).positions((n) => ({
         x: n.position("x") + dx,
         y: n.position("y") + dy,
       }));
@@ -513,7 +515,7 @@
   // to three times) to the canvas's proportions. Spreading only moves what is in different
   // boxes further apart, so no two boxes come to overlap.
   function spread(eles) {
-    const leaves = eles.nodes("[!isGroup]");
+    const leaves = eles.nodes().filter((n) => n.isChildless());
     if (leaves.length < 2 || !cy.width() || !cy.height()) return;
     const aspect = cy.width() / cy.height();
     const bb = eles.boundingBox();

@@ -1,5 +1,5 @@
 """The topology graph's layout in Debian's chromium, on a picture like the demo's: this site's
-queues, a linked site (database link) and a gateway link with its foreign queues. Unfiltered,
+queues, a linked site (database link), a gateway link with its foreign queues and one without. Unfiltered,
 the drawing fills the canvas (it was once a narrow band of small nodes); filtered or not, no two
 top-level boxes (sites, gateway links) overlap (a site's box once covered a gateway link's)."""
 
@@ -65,6 +65,9 @@ def build(user: Any, site: Any) -> None:
     rabbit = gw.link_create(user=user, name="RABBIT", link_type="AMQP", properties=CLOSED)
     gw.foreign_queue_register(user=user, name="OUT_Q", link=rabbit, provider_queue="mgw.out")
     gw.foreign_queue_register(user=user, name="IN_Q", link=rabbit, provider_queue="mgw.in")
+    # A link with no foreign queue yet: an empty box, which has a position of its own (it was
+    # once left where it was first drawn, over this site's box).
+    gw.link_create(user=user, name="SPARE", link_type="AMQP", properties=CLOSED)
     gw.job_create(
         user=user,
         job_name="ORDERS_OUT",
@@ -96,11 +99,13 @@ def test_the_layout_fills_the_canvas_and_no_two_boxes_overlap(
     page.set_viewport_size({"width": width, "height": 900})
     login(page, "alice", "pw-alice")
     page.goto(f"{live_server.url}/propagations/topology/")
-    page.wait_for_function("() => window.aqGraph && aqGraph.nodes('[?isGroup]').length === 3")
+    page.wait_for_function("() => window.aqGraph && aqGraph.nodes('[?isGroup]').length === 4")
 
     whole = page.evaluate(MEASURE)
     shot(page, f"topology-layout-whole-{width}")
-    assert whole["groups"] == sorted([settings.AQ_GLOBAL_NAME, "SITE_B.LOCALHOST", "RABBIT"])
+    assert whole["groups"] == sorted(
+        [settings.AQ_GLOBAL_NAME, "SITE_B.LOCALHOST", "RABBIT", "SPARE"]
+    )
     assert whole["clashes"] == [], whole
     assert fills(whole), whole
 
