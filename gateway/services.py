@@ -201,7 +201,10 @@ def agent_alter(
             setattr(a, field_name, value)
             if a.status != AgentStatus.NOT_STARTED:
                 pending.add(field_name)
-    if service is not NO_CHANGE:
+    unchanged = isinstance(service, str) and service.strip().upper() == a.service.upper()
+    if service is not NO_CHANGE and not unchanged:
+        # The form sends the service back with every edit: one that stopped resolving (its
+        # queue renamed or dropped) must not block changing something else.
         a.service = _check_service(service)
     if comment is not NO_CHANGE:
         a.comment = comment or ""

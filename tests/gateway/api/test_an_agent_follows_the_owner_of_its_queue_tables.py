@@ -224,3 +224,23 @@ def test_a_restart_waits_while_its_owner_instance_has_missed_heartbeats(
         assert [broker.llen(k) for k in keys] == [0, 0, 1]
     finally:
         broker.delete(*keys)
+
+
+def test_a_service_that_stopped_resolving_does_not_block_other_edits(admin_api, two_instances):
+    service = _service("N1_A")
+    assert (
+        admin_api.post(
+            "/api/gateway/agents/", {"agent_name": "EDGE", "service": service}, format="json"
+        ).status_code
+        == 201
+    )
+    qs.queue_delete(user=None, queue=two_instances["N1_A"])  # its service names no queue now
+    # The form sends every field back: the same service, another max_threads.
+    r = admin_api.patch(
+        "/api/gateway/agents/EDGE/", {"service": service, "max_threads": 2}, format="json"
+    )
+    assert r.status_code == 200, r.content
+    assert (r.json()["service"], r.json()["max_threads"]) == (service, 2)
+    # A new value is still checked.
+    r = admin_api.patch("/api/gateway/agents/EDGE/", {"service": "NOPE"}, format="json")
+    assert r.status_code == 400 and "service" in r.json()
