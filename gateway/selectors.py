@@ -323,23 +323,25 @@ class Placement:
     warnings: list[str] = field(default_factory=list)
 
 
-def agent_placements() -> dict[int, tuple[Any, ...]]:
-    """Every agent's affinity facts in two queries, whatever the number of agents (the API's
-    lists; pass the result to ``agent_placement``): {agent id: (queue table it follows, that
-    table's owner, owner up, place, [(outbound job, its queue table's owner)])}."""
+def agent_placements(agent_ids: list[int] | None = None) -> dict[int, tuple[Any, ...]]:
+    """The affinity facts of ``agent_ids`` (None: every agent) in two queries, whatever the
+    number of agents (the API's lists; pass the result to ``agent_placement``): {agent id:
+    (queue table it follows, that table's owner, owner up, place, [(outbound job, its queue
+    table's owner)])}."""
     out: dict[int, tuple[Any, ...]] = {}
     with connection.cursor() as cur:
         cur.execute(
             f"""SELECT ag.id, t.id, i.name, coalesce(i.alive_until > now(), false), {PLACE_SQL}
                 FROM gateway_agent ag
                 LEFT JOIN queues_queuetable t ON t.id = {AFFINITY_SQL}
-                LEFT JOIN aq_instance i ON i.inst_id = t.owner_instance_id""",
-            place_params(),
+                LEFT JOIN aq_instance i ON i.inst_id = t.owner_instance_id
+                WHERE %(ids)s::bigint[] IS NULL OR ag.id = ANY(%(ids)s::bigint[])""",
+            {**place_params(), "ids": agent_ids},
         )
         for agent_id, *facts in cur.fetchall():
             out[agent_id] = (*facts, [])
     jobs = (
-        Job.objects.filter(direction=Direction.OUTBOUND)
+        Job.objects.filter(direction=Direction.OUTBOUND, link__agent_id__in=list(out))
         .exclude(status=JobStatus.DELETE_PENDING)
         .order_by("name")
         .values_list("link__agent_id", "name", "source_queue__queue_table__owner_instance__name")
@@ -354,7 +356,8 @@ def agent_placement(agent: Agent, facts: dict[int, tuple[Any, ...]] | None = Non
     """The agent's instance affinity (docs/INSTANCES.md "gateway agents"): what it follows, the
     instance that must run it, and the outbound jobs whose queue table another instance owns
     ("runs off its owner"). ``facts``: ``agent_placements()``, read once for a list."""
-    facts = agent_placements() if facts is None else facts
+    # One agent's page (polled every few seconds) reads that agent's facts only.
+    facts = agent_placements([agent.pk]) if facts is None else facts
     table_id, owner, owner_up, place, jobs = facts.get(agent.pk, (None, None, False, None, []))
     live = agent.status in AGENT_LIVE_STATES
     p = Placement(
