@@ -16,8 +16,10 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Model, QuerySet
+from django.forms.utils import pretty_name
 from django.http import QueryDict
 from django.urls import reverse
+from django.utils.text import capfirst
 from django_filters import FilterSet
 
 from core.exceptions import Conflict, DomainError, DomainErrors, Forbidden
@@ -186,7 +188,9 @@ def _filter_words(fs: FilterSet) -> tuple[str, ...]:
             for v in (value if isinstance(value, list | tuple) else [value])
         ]
         said = ", ".join(("Yes" if v else "No") if isinstance(v, bool) else str(v) for v in shown)
-        words.append(f"{field.label or name}: {said}")
+        # As the filter form shows it; capitalized, since a filter's derived label is the model
+        # field's lower-case verbose name once something (the API schema) has built it first.
+        words.append(f"{capfirst(str(field.label or pretty_name(name)))}: {said}")
     return tuple(words)
 
 

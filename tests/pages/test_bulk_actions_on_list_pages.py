@@ -181,7 +181,8 @@ def test_the_confirmation_counts_the_matches_and_says_the_filter(operator_client
     assert response.status_code == 200
     html = response.content.decode()
     assert "Stop 3 queues?" in html
-    assert "<li>Search: Q_</li>" in html and "<li>Kind: Normal queue</li>" in html
+    terms = html.split('id="bulk-filter-terms">', 1)[-1].split("</ul>", 1)[0]
+    assert "<li>Search: Q_</li>" in terms and "<li>Kind: Normal queue</li>" in terms, terms
     assert "<li>Enqueue enabled: Yes</li>" in html
     assert 'name="expected_count" value="3"' in html
     assert 'name="ids"' not in html
