@@ -342,21 +342,27 @@ def celery_procs(request, settings, transactional_db, tmp_path) -> Iterator[Cele
 # --- the condition language: a psycopg session and a local Spark (the rules and jobs suites) -----
 
 
+def _test_db_conninfo() -> str:
+    """A libpq conninfo for the database Django's connection points at (the test database once
+    it is set up), for the sessions the tests open beside Django's."""
+    from django.db import connection
+
+    s = connection.settings_dict
+    return psycopg.conninfo.make_conninfo(
+        dbname=s["NAME"],
+        user=s["USER"] or None,
+        password=s["PASSWORD"] or None,
+        host=s["HOST"] or None,
+        port=str(s["PORT"]) if s["PORT"] else None,
+    )
+
+
 @pytest.fixture(scope="session")
 def rules_pg(django_db_setup, django_db_blocker) -> Iterator[psycopg.Connection]:
     """An autocommit connection to the migrated test database, with a temporary table shaped
     like the queue's ``aq_message`` (kind, type_name, payload) for batches of messages."""
     with django_db_blocker.unblock():
-        from django.db import connection
-
-        s = connection.settings_dict
-        conninfo = psycopg.conninfo.make_conninfo(
-            dbname=s["NAME"],
-            user=s["USER"] or None,
-            password=s["PASSWORD"] or None,
-            host=s["HOST"] or None,
-            port=str(s["PORT"]) if s["PORT"] else None,
-        )
+        conninfo = _test_db_conninfo()
     with psycopg.connect(conninfo, autocommit=True) as conn:
         conn.execute(
             "CREATE TEMP TABLE rule_msgs (id int PRIMARY KEY, kind varchar(8) NOT NULL, "
@@ -489,16 +495,8 @@ def _vacuum_dead_rows() -> None:
     name = connection.settings_dict["NAME"]
     if not name or name != django_settings.DATABASES["default"].get("TEST", {}).get("NAME"):
         return  # the test database is not set up in this session (no database test ran yet)
-    s = connection.settings_dict
-    conninfo = psycopg.conninfo.make_conninfo(
-        dbname=name,
-        user=s["USER"] or None,
-        password=s["PASSWORD"] or None,
-        host=s["HOST"] or None,
-        port=str(s["PORT"]) if s["PORT"] else None,
-    )
     try:
-        with psycopg.connect(conninfo, autocommit=True) as conn:
+        with psycopg.connect(_test_db_conninfo(), autocommit=True) as conn:
             for schema, table in conn.execute(
                 "SELECT schemaname, relname FROM pg_stat_all_tables "
                 "WHERE schemaname IN ('pg_catalog', 'public') AND n_dead_tup > %s",
