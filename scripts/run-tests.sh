@@ -102,16 +102,18 @@ ruff check .
 say "ruff format --check ."
 ruff format --check .
 
-# --- the suite: two lanes at once -----------------------------------------------------------------
-# With no test path among the arguments (CI), the suite runs as two pytest processes side by side,
-# each with its own test database and its own Redis database as the Celery broker, so neither
-# sees the other's tasks. Lane A holds the suites that run real workers, Spark applications,
-# private servers and the foreign brokers (they share those brokers' names, so they stay in one
-# lane, one at a time); lane B the rest (API, pages, browser, engine, rules). Most of a test's
-# time is spent waiting on another process, so the two lanes overlap well on two cores.
+# --- the suite: three lanes at once --------------------------------------------------------------
+# With no test path among the arguments (CI), the suite runs as three pytest processes side by
+# side, each with its own test database and its own Redis database as the Celery broker, so none
+# sees another's tasks. Lane A holds the suites that run real workers, private servers and the
+# foreign brokers (they share those brokers' names, so they stay in one lane, one at a time);
+# lane S the Spark applications (tests/jobs; each cluster takes free loopback ports); lane B the
+# rest (API, pages, browser, engine, rules). Most of a test's time is spent waiting on another
+# process (a JVM, a worker, a browser), so three lanes overlap well on two cores.
 # AQ_TEST_LANES=1 runs everything in one process; arguments go to pytest either way.
-LANE_A=(tests/jobs tests/celery tests/restarts tests/gateway tests/sites tests/instances
+LANE_A=(tests/celery tests/restarts tests/gateway tests/sites tests/instances
     tests/test_bench_smoke.py)
+LANE_S=(tests/jobs)
 
 run_pytest() {
     local rc=0
@@ -132,61 +134,69 @@ for arg in "$@"; do
     esac
 done
 
-if [ "$paths_given" = true ] || [ "${AQ_TEST_LANES:-2}" = 1 ]; then
+if [ "$paths_given" = true ] || [ "${AQ_TEST_LANES:-3}" = 1 ]; then
     say "pytest $*"
     run_pytest "$@"
     exit $?
 fi
 
 # The settings module makes var/secret-key on first use: make it before the lanes start, so
-# both (and every worker they start) encrypt and decrypt with the same key.
+# all of them (and every worker they start) encrypt and decrypt with the same key.
 DJANGO_SETTINGS_MODULE=console.settings python -c "import django; django.setup()"
 
 TEST_DB=${TEST_DATABASE_NAME:-test_aqconsole}
 BROKER_A=$CELERY_BROKER_URL
 BROKER_B=${AQ_TEST_BROKER_B:-redis://127.0.0.1:6379/2}
-if [ "$BROKER_A" = "$BROKER_B" ]; then
-    echo "The two lanes need two brokers: CELERY_BROKER_URL equals AQ_TEST_BROKER_B." >&2
+BROKER_S=${AQ_TEST_BROKER_S:-redis://127.0.0.1:6379/3}
+if [ "$(printf '%s\n' "$BROKER_A" "$BROKER_B" "$BROKER_S" | sort -u | wc -l)" -ne 3 ]; then
+    echo "The three lanes need three brokers: CELERY_BROKER_URL, AQ_TEST_BROKER_B and" \
+        "AQ_TEST_BROKER_S must differ." >&2
     exit 1
 fi
-IGNORE_A=()
-for path in "${LANE_A[@]}"; do IGNORE_A+=(--ignore="$path"); done
+IGNORE_B=()
+for path in "${LANE_A[@]}" "${LANE_S[@]}"; do IGNORE_B+=(--ignore="$path"); done
 
 LOGS=$(mktemp -d)
-say "pytest lane A: ${LANE_A[*]} $* (test database $TEST_DB, broker $BROKER_A)"
-say "pytest lane B: tests except lane A $* (test database ${TEST_DB}_b, broker $BROKER_B)"
+# start_lane NAME TEST_DATABASE BROKER PYTEST-ARGS...: the lane's output goes to its log.
+start_lane() {
+    local name=$1 db=$2 broker=$3
+    shift 3
+    say "pytest lane ${name^^}: $* (test database $db, broker $broker)"
+    (
+        set +e
+        export TEST_DATABASE_NAME=$db CELERY_BROKER_URL=$broker
+        run_pytest "$@" >"$LOGS/$name.log" 2>&1
+        echo $? >"$LOGS/$name.rc"
+    ) &
+}
 started=$SECONDS
-(
-    set +e
-    export TEST_DATABASE_NAME=$TEST_DB CELERY_BROKER_URL=$BROKER_A
-    run_pytest "${LANE_A[@]}" "$@" >"$LOGS/a.log" 2>&1
-    echo $? >"$LOGS/a.rc"
-) &
-(
-    set +e
-    export TEST_DATABASE_NAME=${TEST_DB}_b CELERY_BROKER_URL=$BROKER_B
-    run_pytest tests "${IGNORE_A[@]}" "$@" >"$LOGS/b.log" 2>&1
-    echo $? >"$LOGS/b.rc"
-) &
+start_lane a "$TEST_DB" "$BROKER_A" "${LANE_A[@]}" "$@"
+start_lane s "${TEST_DB}_s" "$BROKER_S" "${LANE_S[@]}" "$@"
+start_lane b "${TEST_DB}_b" "$BROKER_B" tests "${IGNORE_B[@]}" "$@"
+LANES=(a s b)
 # Say how far each lane is while they run (a CI log that stops for 30 minutes helps nobody).
-while [ ! -f "$LOGS/a.rc" ] || [ ! -f "$LOGS/b.rc" ]; do
+all_done() {
+    local lane
+    for lane in "${LANES[@]}"; do [ -f "$LOGS/$lane.rc" ] || return 1; done
+}
+until all_done; do
     sleep 60
-    for lane in a b; do
+    for lane in "${LANES[@]}"; do
         last=$(tail -c 2000 "$LOGS/$lane.log" 2>/dev/null | tr '\r' '\n' | grep -o '\[ *[0-9]*%\]' | tail -1 || true)
         printf '    lane %s: %s %s\n' "${lane^^}" "${last:-starting}" \
             "$([ -f "$LOGS/$lane.rc" ] && echo "(done)")"
     done
 done
 wait
-rc_a=$(cat "$LOGS/a.rc")
-rc_b=$(cat "$LOGS/b.rc")
-for lane in a b; do
+failed=0
+summary=()
+for lane in "${LANES[@]}"; do
     say "lane ${lane^^} output"
     cat "$LOGS/$lane.log"
+    rc=$(cat "$LOGS/$lane.rc")
+    summary+=("lane ${lane^^} exit $rc")
+    [ "$rc" -eq 0 ] || failed=1
 done
-say "lane A exit $rc_a, lane B exit $rc_b, $((SECONDS - started)) s for both"
+say "${summary[*]}, $((SECONDS - started)) s for all"
 rm -rf "$LOGS"
-if [ "$rc_a" -ne 0 ] || [ "$rc_b" -ne 0 ]; then
-    exit 1
-fi
-exit 0
+exit "$failed"
