@@ -162,10 +162,11 @@ def dequeue_plan(conn: psycopg.Connection, info: engine.QueueInfo) -> str:
     """The plan PostgreSQL picks for the engine's single-message claim on ``info`` right now, as
     ``Node > Node(index)``: whether it walks the ordered index or sorts the whole queue decides
     the dequeue figures, and it depends on the table's statistics. Reads the engine's own filter
-    and the one-table storage, so it raises AttributeError or psycopg.Error on another layout."""
+    on the queue table's logged leaf, the relation a persistent dequeue claims from (through the
+    parent, the plan would be another: a Sort over the Append of both leaves)."""
     where, params = engine._candidate_filter(info, correlation=None, msgid=None, after=None)
     sql = (
-        f"EXPLAIN (FORMAT JSON) SELECT m.id FROM aq_message m WHERE {where} "
+        f"EXPLAIN (FORMAT JSON) SELECT m.id FROM {info.messages} m WHERE {where} "
         "AND m.locked_until IS NULL ORDER BY m.sort_pri, m.commit_seq, m.id LIMIT 1 "
         "FOR UPDATE SKIP LOCKED"
     )

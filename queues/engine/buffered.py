@@ -260,8 +260,9 @@ def message_bytes(messages: Sequence[NewMessage]) -> int:
     return sum(len(json.dumps(m.payload).encode()) for m in messages)
 
 
-def admit(conn: psycopg.Connection, queue: QueueInfo, messages: Sequence[NewMessage]) -> None:
-    """Pool initialisation for a new buffered queue, then publisher flow control."""
+def admit(conn: psycopg.Connection, queue: QueueInfo, messages: Sequence[NewMessage]) -> int:
+    """Pool initialisation for a new buffered queue, then publisher flow control. Returns the
+    messages' payload bytes, for :func:`admitted`."""
     now = time.monotonic()
     with _usage_lock:
         u = _usage.setdefault(queue.id, _Usage())
@@ -289,7 +290,8 @@ def admit(conn: psycopg.Connection, queue: QueueInfo, messages: Sequence[NewMess
     used_msgs = u.msgs + u.added[1]
     share = POOL.share(u.queues)
     state = ""
-    if used_bytes + message_bytes(messages) > share and used_msgs > 0:
+    nbytes = message_bytes(messages)
+    if used_bytes + nbytes > share and used_msgs > 0:
         state = FLOW_MEMORY
     elif POOL.flow_control_msgs and used_msgs + len(messages) > POOL.flow_control_msgs:
         state = FLOW_UNBROWSED
@@ -303,15 +305,17 @@ def admit(conn: psycopg.Connection, queue: QueueInfo, messages: Sequence[NewMess
             + ". Try the enqueue again later.",
             field="delivery_mode",
         )
+    return nbytes
 
 
-def admitted(queue: QueueInfo, messages: Sequence[NewMessage]) -> None:
-    """Count an enqueue that went in, until the next look at the buffer."""
+def admitted(queue: QueueInfo, count: int, nbytes: int) -> None:
+    """Count an enqueue of ``count`` messages of ``nbytes`` payload bytes that went in, until the
+    next look at the buffer."""
     with _usage_lock:
         u = _usage.setdefault(queue.id, _Usage())
         u.known = True
-        u.added[0] += message_bytes(messages)
-        u.added[1] += len(messages)
+        u.added[0] += nbytes
+        u.added[1] += count
 
 
 def _record_state(

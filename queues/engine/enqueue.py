@@ -204,7 +204,7 @@ def enqueue(
         buf.refuse_unsupported(queue, messages)
         target = conn if in_caller_transaction else buf.own_connection(conn)
         # Flow control first, on its own: a refused publisher's state is recorded and kept.
-        buf.admit(target, queue, messages)
+        nbytes = buf.admit(target, queue, messages)
         if queue.multiple_consumers or in_caller_transaction:
             # Recipients and subscriber rules take more statements, undone together if the
             # rules leave a message nobody takes.
@@ -214,7 +214,7 @@ def enqueue(
             # One INSERT: on the autocommit connection it is its own transaction, without a
             # BEGIN and a COMMIT round trip around it.
             ids = _enqueue(target, queue, messages, user=user, validate=validate, buffered=True)
-        buf.admitted(queue, messages)
+        buf.admitted(queue, len(messages), nbytes)
         return ids
     return _enqueue(conn, queue, messages, user=user, validate=validate, buffered=False)
 
