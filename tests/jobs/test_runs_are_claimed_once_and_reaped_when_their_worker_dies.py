@@ -63,7 +63,9 @@ def test_a_second_run_of_a_live_propagation_does_not_start(prop):
 
 
 def test_the_reaper_fails_a_run_whose_worker_died(prop, settings):
-    settings.AQ_PROPAGATION = {**settings.AQ_PROPAGATION, "BACKOFF_MIN_S": 30}
+    # Both bounds: fast_windows caps the back-off at 0.05 s, which a loaded machine outlasts
+    # between the reap and the read of the state.
+    settings.AQ_PROPAGATION = {**settings.AQ_PROPAGATION, "BACKOFF_MIN_S": 30, "BACKOFF_MAX_S": 60}
     (run_id,) = services.propagation_dispatch(send=False)
     holder = _claim_like_a_worker(run_id, prop.pk)
     assert services.propagation_reap()["died"] == 0  # alive: its session holds the lock
