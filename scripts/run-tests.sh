@@ -114,7 +114,8 @@ ruff format --check .
 # the pages in a real browser; lane S the Spark applications (tests/jobs; each cluster takes free
 # loopback ports) and the API; lane B the rest (pages, engine, rules). The split balances what
 # was measured on this kind of machine (2 cores): with the browser and API suites in lane B, it
-# took 2,691 s beside 1,509 s (A) and 1,545 s (S). A fourth lane made every lane slower: the
+# took 2,691 s beside 1,509 s (A) and 1,545 s (S); split as below (and Spark's JVMs lighter, see
+# AQ_SPARK_JAVA_OPTIONS above), A 1,563 s, S 1,821 s, B 1,377 s. A fourth lane made every lane slower: the
 # machine is CPU-bound with three (load average 5-9), so more lanes only add contention.
 # AQ_TEST_LANES=1 runs everything in one process; arguments go to pytest either way.
 LANE_A=(tests/celery tests/restarts tests/gateway tests/sites tests/instances

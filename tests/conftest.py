@@ -387,8 +387,11 @@ def spark():
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
     )
-    if java_options := os.environ.get("AQ_SPARK_JAVA_OPTIONS", "").strip():
-        builder = builder.config("spark.driver.extraJavaOptions", java_options)  # as jobs get
+    from django.conf import settings as django_settings
+
+    # The same JVM options as the jobs' drivers get (AQ_SPARK_JAVA_OPTIONS).
+    if java_options := django_settings.AQ_SPARK["JAVA_OPTIONS"].strip():
+        builder = builder.config("spark.driver.extraJavaOptions", java_options)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
