@@ -118,20 +118,19 @@ def _scalar_problem(item: object) -> str | None:
 _ENCODE = json.JSONEncoder(allow_nan=False).encode
 
 
-def _clean_by_its_text(value: dict | list | tuple) -> bool:
-    """True when ``value`` certainly has no problem, judged from its JSON text: the C encoder
-    is ten times faster than the walk below, which only runs when this cannot tell. With
-    ``ensure_ascii`` every NUL and every surrogate is spelled as an escape, NaN and infinities
-    raise, and the nesting is no deeper than the number of brackets."""
+def clean_json_text(value: Any) -> str | None:
+    """``value``'s JSON text when it certainly has no problem, judged from that text (None when
+    this cannot tell: then :func:`json_problems` walks it). The C encoder is ten times faster
+    than the walk, and the enqueue sends the text it returns rather than encoding the value
+    again. With ``ensure_ascii`` every NUL and every surrogate is spelled as an escape, NaN and
+    infinities raise, and the nesting is no deeper than the number of brackets."""
     try:
         text = _ENCODE(value)
     except (TypeError, ValueError, RecursionError):
-        return False
-    return (
-        "\\u0000" not in text
-        and "\\ud" not in text
-        and text.count("[") + text.count("{") <= MAX_JSON_DEPTH
-    )
+        return None
+    if "\\u0000" in text or "\\ud" in text or text.count("[") + text.count("{") > MAX_JSON_DEPTH:
+        return None
+    return text
 
 
 def json_problems(value: Any, prefix: str = "", *, limit: int = 10) -> dict[str, str]:
@@ -143,7 +142,7 @@ def json_problems(value: Any, prefix: str = "", *, limit: int = 10) -> dict[str,
         return {prefix or "detail": message}
     if not isinstance(value, dict | list | tuple):
         return problems
-    if not value or _clean_by_its_text(value):
+    if not value or clean_json_text(value) is not None:
         return problems
     return walk_problems(value, prefix, limit=limit)
 

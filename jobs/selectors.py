@@ -1015,7 +1015,7 @@ def _as_dequeued(msg: Any) -> Any:
         correlation="",
         sender="",
         headers={},
-        payload=None,
+        payload_json="null",
         enq_time=timezone.now(),
         attempts=0,
         position=engine.Position(0, 0, 0),

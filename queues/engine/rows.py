@@ -56,29 +56,27 @@ def _row_to_message(row: Sequence[Any], lock_token: UUID | None = None) -> Deque
         route,
     ) = row
     # Read as text on every connection (Django's loads jsonb as text, a plain psycopg one would
-    # parse it), so a payload that is a JSON string is never parsed twice.
-    payload = json.loads(payload)
-    # Most messages have no headers: json.loads("{}") costs as much as a small payload's parse.
-    headers = {} if headers == "{}" else json.loads(headers)
+    # parse it): the message parses it on first use. Most messages have no headers, and
+    # json.loads("{}") costs as much as a small payload's parse.
     return DequeuedMessage(
-        id=mid,
-        queue_id=qid,
-        state=state,
-        priority=pri,
-        kind=kind,
-        type_name=tname,
-        correlation=corr,
-        sender=sender,
-        headers=headers,
-        payload=payload,
-        enq_time=enq_time,
-        attempts=attempts,
-        position=Position(sort_pri, cseq, mid),
-        lock_token=lock_token or token,
-        original_queue_id=orig,
-        exception_reason=reason,
-        delivery_mode=delivery_mode,
-        in_buffer=in_buffer,
+        mid,
+        qid,
+        state,
+        pri,
+        kind,
+        tname,
+        corr,
+        sender,
+        {} if headers == "{}" else json.loads(headers),
+        payload,
+        enq_time,
+        attempts,
+        Position(sort_pri, cseq, mid),
+        lock_token or token,
+        orig,
+        reason,
+        delivery_mode,
+        in_buffer,
         tag=tag,
         origin_site=origin,
         route=route,

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 from uuid import UUID
 
@@ -155,6 +156,10 @@ class Position:
 
 @dataclass(frozen=True)
 class DequeuedMessage:
+    """A message as a dequeue or browse returns it. The payload arrives as its JSON text and is
+    parsed on first use of :attr:`payload`: a mover that passes it on, or a consumer that looks
+    at the headers and the ids, never pays for parsing it (half of building a batch of 100)."""
+
     id: int
     queue_id: int
     state: str
@@ -164,7 +169,7 @@ class DequeuedMessage:
     correlation: str
     sender: str
     headers: dict[str, Any]
-    payload: Any
+    payload_json: str
     enq_time: datetime
     attempts: int
     position: Position
@@ -187,6 +192,10 @@ class DequeuedMessage:
     tag: str | None = None
     origin_site: str | None = None
     route: list[str] | None = None
+
+    @cached_property
+    def payload(self) -> Any:
+        return json.loads(self.payload_json)
 
     @property
     def buffered_state(self) -> str:

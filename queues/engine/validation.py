@@ -11,7 +11,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from core.storable import json_problems, seconds_problem
+from core.storable import clean_json_text, json_problems, seconds_problem
 from queues.engine.types import DDL_LCR, ROW_LCR, USER, InvalidMessage, NewMessage, QueueInfo
 
 _ROW_LCR_SCHEMA = {
@@ -90,8 +90,11 @@ def _path(prefix: str, parts: Iterable[Any]) -> str:
     return out
 
 
-def validate_message(queue: QueueInfo, msg: NewMessage, *, position: int | None = None) -> None:
-    """Check one message against the queue's payload type and the message-kind shapes."""
+def validate_message(
+    queue: QueueInfo, msg: NewMessage, *, position: int | None = None
+) -> str | None:
+    """Check one message against the queue's payload type and the message-kind shapes; return
+    the payload's JSON text when the check produced it (the enqueue sends it as it is)."""
     prefix = "payload" if position is None else f"messages[{position}].payload"
     where = "" if position is None else f"messages[{position}]."
     if msg.kind not in (USER, ROW_LCR, DDL_LCR):
@@ -104,8 +107,9 @@ def validate_message(queue: QueueInfo, msg: NewMessage, *, position: int | None 
         if message := seconds_problem(getattr(msg, name)):
             raise InvalidMessage(message, field=f"{where}{name}")
     # Whatever the caller (API, page, facade, gateway, Spark): only what PostgreSQL can store.
+    payload_text = clean_json_text(msg.payload)
     stored = {
-        "payload": msg.payload,
+        "payload": None if payload_text is not None else msg.payload,
         "headers": msg.headers,
         "correlation": msg.correlation,
         "sender": msg.sender,
@@ -113,6 +117,8 @@ def validate_message(queue: QueueInfo, msg: NewMessage, *, position: int | None 
         "recipients": list(msg.recipients or ()),
     }
     for name, value in stored.items():
+        if not value:  # empty text, no headers, no recipients, or a payload already judged
+            continue
         root = prefix if name == "payload" else f"{where}{name}"
         if problems := json_problems(value, root, limit=1):
             path, message = next(iter(problems.items()))
@@ -146,3 +152,4 @@ def validate_message(queue: QueueInfo, msg: NewMessage, *, position: int | None 
         error = next(iter(sorted(validator.iter_errors(msg.payload), key=lambda e: e.path)), None)
         if error is not None:
             raise InvalidMessage(error.message, field=_path(prefix, error.absolute_path))
+    return payload_text
