@@ -115,3 +115,35 @@ def test_row_and_ddl_change_records_are_checked_against_their_shapes(admin_user,
         )
     assert err.value.field == "payload"
     assert Message.objects.count() == 1
+
+
+# Payloads validation judges from their JSON text (sent as that text) beside payloads it walks
+# (astral-plane characters and brackets inside strings: encoded again), null, scalars and numbers
+# beyond 64 bits, in one batch and one at a time: each is stored and dequeued exactly, in order.
+MIXED_PAYLOADS = [
+    {"n": 123456789012345678901234567890, "t": "héllo"},
+    {"emoji": "😀", "nested": [1, {"b": None}]},
+    "text with [brackets] and {braces}",
+    None,
+    3.5,
+    -0,
+    [],
+    {},
+    True,
+    {"deep": [[[["x"]]]], "quote": 'a "q" \\ b'},
+]
+
+
+@pytest.mark.parametrize("batched", [True, False], ids=["one batch", "one at a time"])
+def test_every_payload_shape_is_stored_and_dequeued_exactly_in_order(admin_user, queue, batched):
+    if batched:
+        ids = put(queue, *MIXED_PAYLOADS, user=admin_user)
+    else:
+        ids = [put(queue, p, user=admin_user)[0] for p in MIXED_PAYLOADS]
+    assert [Message.objects.get(pk=i).payload for i in ids] == MIXED_PAYLOADS
+    got = take(queue, user=admin_user, mode=engine.REMOVE, batch=100)
+    assert [m.id for m in got] == ids
+    # The dequeued message holds the stored JSON text and parses it on first use.
+    assert [m.payload for m in got] == MIXED_PAYLOADS
+    assert [type(m.payload) for m in got] == [type(p) for p in MIXED_PAYLOADS]
+    assert got[0].payload_json.startswith("{")
