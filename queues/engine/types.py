@@ -197,6 +197,16 @@ class DequeuedMessage:
     def payload(self) -> Any:
         return json.loads(self.payload_json)
 
+    @classmethod
+    def from_columns(cls, **values: Any) -> DequeuedMessage:
+        """A message from the values the engine read from its own rows, without ``__init__``: a
+        frozen dataclass sets each field through ``object.__setattr__``, which cost four times
+        this (8-11 µs a message, a sixth of a batch of 100's time). Fields left out keep their
+        class default; none of this class's fields has a default factory (a test checks)."""
+        message = object.__new__(cls)
+        message.__dict__.update(values)
+        return message
+
     @property
     def buffered_state(self) -> str:
         """AQ$<queue_table>'s MSG_STATE words for a buffered message; empty for persistent."""
