@@ -101,19 +101,24 @@ def one_params(info: engine.QueueInfo) -> dict:
 
 
 def set_params(info: engine.QueueInfo) -> dict:
+    """The set-based statement's parameters for one message (its layout in queues/engine/enqueue.py:
+    the messages' fields as one JSON array, their payloads as another)."""
+    row = {
+        "priority": 1,
+        "delay": 0.0,
+        "expiration": None,
+        "correlation": "",
+        "sender": "",
+        "headers": {},
+        "kind": "USER",
+        "type_name": "",
+        "npend": 0,
+    }
     return {
         "qid": info.id,
         "qt": info.queue_table_id,
-        "pri": [1],
-        "delay": [0.0],
-        "exp": [None],
-        "corr": [""],
-        "sender": [""],
-        "headers": json.dumps([{}]),
-        "payload": json.dumps([PAYLOAD]),
-        "kind": ["USER"],
-        "tname": [""],
-        "npend": [0],
+        "msgs": json.dumps([row]),
+        "payloads": f"[{PAYLOAD_JSON}]",
         "r_ord": [],
         "r_sub": [],
         "by_pri": 0,
@@ -139,8 +144,8 @@ def variants(conn: psycopg.Connection, info: engine.QueueInfo) -> dict[str, Op]:
     msg = engine.NewMessage(payload=PAYLOAD)
     one = one_params(info)
     leaf = info.messages
-    one_sql = getattr(enq_mod, "_ENQUEUE_ONE_SQL", None)
-    set_sql = enq_mod._enqueue_sql(info.queue_table_id)
+    one_sql = enq_mod._enqueue_one_sql(info.queue_table_id, False)
+    set_sql = enq_mod._enqueue_sql(info.queue_table_id, False)
 
     def sql_op(sql: str, params: dict) -> Op:
         return lambda c: c.execute(sql, params, prepare=True).fetchall() and None
@@ -153,8 +158,8 @@ def variants(conn: psycopg.Connection, info: engine.QueueInfo) -> dict[str, Op]:
         "engine.enqueue (as bench)": lambda c: engine.enqueue(c, info, [msg]) and None,
         "set-based statement on the leaf": sql_op(set_sql, set_params(info)),
     }
-    if one_sql is not None:
-        out["one-row statement on the leaf"] = sql_op(one_sql.replace("{messages}", leaf), one)
+    if one_sql:
+        out["one-row statement on the leaf"] = sql_op(one_sql, one)
         for table, label in (
             ("perf_leaf_fk", "copy: 3 FKs, 0010's 8 indexes"),
             ("perf_leaf_nofk", "copy: no FK, 0010's 8 indexes"),
@@ -162,8 +167,8 @@ def variants(conn: psycopg.Connection, info: engine.QueueInfo) -> dict[str, Op]:
             ("perf_leaf_due", "copy: no FK, 1 'due' for 4 partials"),
             ("perf_leaf_deq", "copy: no FK, pk + dequeue index"),
         ):
-            out[f"one-row on {label}"] = sql_op(one_sql.replace("{messages}", table), one)
-        bare = one_sql.replace("{messages}", "perf_leaf_nofk")
+            out[f"one-row on {label}"] = sql_op(one_sql.replace(leaf, table), one)
+        bare = one_sql.replace(leaf, "perf_leaf_nofk")
         no_notify = bare.replace(", pg_notify(%(channel)s, '')", "")
         no_stat = bare[: bare.index(",\nstat AS (")] + bare[bare.index("\nSELECT id") :]
         out["one-row, copy no FK, - NOTIFY"] = sql_op(no_notify, one)
