@@ -90,6 +90,13 @@ def _path(prefix: str, parts: Iterable[Any]) -> str:
     return out
 
 
+def _encoded(value: Any, field: str) -> str:
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidMessage(f"Not JSON: {exc}.", field=field) from exc
+
+
 def validate_message(
     queue: QueueInfo, msg: NewMessage, *, position: int | None = None
 ) -> str | None:
@@ -123,6 +130,13 @@ def validate_message(
         if problems := json_problems(value, root, limit=1):
             path, message = next(iter(problems.items()))
             raise InvalidMessage(message, field=path)
+    # What the walk cannot see: a value that is no JSON at all (a set, a Decimal, a datetime from
+    # a Python caller; an integer of more digits than Python will print) would fail in the
+    # enqueue's own encoding, past every check.
+    if payload_text is None:
+        payload_text = _encoded(msg.payload, prefix)
+    if msg.headers and clean_json_text(msg.headers) is None:
+        _encoded(msg.headers, f"{where}headers")
     if msg.tag is not None:
         tag_problem(msg.tag, field=f"{where}tag")
     if not -(2**31) <= msg.priority < 2**31:

@@ -3,6 +3,10 @@ no topology, no message, no change-log entry."""
 
 from __future__ import annotations
 
+from datetime import datetime
+from decimal import Decimal
+
+import psycopg
 import pytest
 from django.core.exceptions import ValidationError
 
@@ -11,7 +15,7 @@ from core.models import ChangeLogEntry
 from queues import engine, services
 from queues.models import Agent, Message, Queue, QueueTable, Subscriber
 
-from .helpers import make_queue, msg, put, take
+from .helpers import LIVE, make_queue, msg, put, take
 
 ORDER_SCHEMA = {
     "type": "object",
@@ -304,3 +308,31 @@ def test_a_subscriber_on_a_single_consumer_queue_is_refused(admin_user, queue, u
     with pytest.raises(DomainError) as err:
         services.subscriber_add(user=admin_user, queue=queue, name="A")
     assert err.value.field == "queue"
+
+
+@LIVE
+@pytest.mark.parametrize(
+    "message, field",
+    [
+        (engine.NewMessage(payload={"price": Decimal("1.50")}), "payload"),
+        (engine.NewMessage(payload={"tags": {"a", "b"}}), "payload"),
+        (engine.NewMessage(payload=10**5000), "payload"),
+        (engine.NewMessage(payload={}, headers={"at": datetime(2026, 1, 1)}), "headers"),
+    ],
+    ids=["Decimal", "set", "5001 digits", "datetime header"],
+)
+def test_a_python_value_that_is_not_json_is_refused_naming_its_field(queue, message, field):
+    """A Python caller of the engine (not the API, whose input is JSON already) gets the field
+    named, and nothing is stored, rather than an error from the enqueue's own encoding."""
+    with psycopg.connect(services.conninfo()) as conn:
+        info = engine.queue_info(conn, queue.pk)
+        with pytest.raises(engine.InvalidMessage) as err:
+            engine.enqueue(conn, info, [message])
+        assert err.value.field == field
+        assert "Not JSON" in str(err.value)
+        conn.rollback()
+        with pytest.raises(engine.InvalidMessage) as err:
+            engine.enqueue(conn, info, [engine.NewMessage(payload=1), message])
+        assert err.value.field == f"messages[1].{field}"
+        conn.rollback()
+    assert not Message.objects.exists()
