@@ -90,18 +90,25 @@ def _path(prefix: str, parts: Iterable[Any]) -> str:
     return out
 
 
-def _encoded(value: Any, field: str) -> str:
+def _json_text(value: Any, field: str) -> str:
+    """``value``'s JSON text once PostgreSQL can store it, or InvalidMessage naming the place.
+    The fast check judges most values from their text; the rest are walked, then encoded, which
+    also catches what is no JSON at all (a set, a Decimal, a datetime from a Python caller; an
+    integer of more digits than Python will print) before the enqueue's own encoding would."""
+    if (text := clean_json_text(value)) is not None:
+        return text
+    if problems := json_problems(value, field, limit=1):
+        path, message = next(iter(problems.items()))
+        raise InvalidMessage(message, field=path)
     try:
         return json.dumps(value)
     except (TypeError, ValueError) as exc:
         raise InvalidMessage(f"Not JSON: {exc}.", field=field) from exc
 
 
-def validate_message(
-    queue: QueueInfo, msg: NewMessage, *, position: int | None = None
-) -> str | None:
+def validate_message(queue: QueueInfo, msg: NewMessage, *, position: int | None = None) -> str:
     """Check one message against the queue's payload type and the message-kind shapes; return
-    the payload's JSON text when the check produced it (the enqueue sends it as it is)."""
+    the payload's JSON text (the enqueue sends it as it is)."""
     prefix = "payload" if position is None else f"messages[{position}].payload"
     where = "" if position is None else f"messages[{position}]."
     if msg.kind not in (USER, ROW_LCR, DDL_LCR):
@@ -114,29 +121,19 @@ def validate_message(
         if message := seconds_problem(getattr(msg, name)):
             raise InvalidMessage(message, field=f"{where}{name}")
     # Whatever the caller (API, page, facade, gateway, Spark): only what PostgreSQL can store.
-    payload_text = clean_json_text(msg.payload)
-    stored = {
-        "payload": None if payload_text is not None else msg.payload,
-        "headers": msg.headers,
+    payload_text = _json_text(msg.payload, prefix)
+    if msg.headers:
+        _json_text(msg.headers, f"{where}headers")
+    texts = {
         "correlation": msg.correlation,
         "sender": msg.sender,
         "type_name": msg.type_name,
         "recipients": list(msg.recipients or ()),
     }
-    for name, value in stored.items():
-        if not value:  # empty text, no headers, no recipients, or a payload already judged
-            continue
-        root = prefix if name == "payload" else f"{where}{name}"
-        if problems := json_problems(value, root, limit=1):
+    for name, value in texts.items():
+        if value and (problems := json_problems(value, f"{where}{name}", limit=1)):
             path, message = next(iter(problems.items()))
             raise InvalidMessage(message, field=path)
-    # What the walk cannot see: a value that is no JSON at all (a set, a Decimal, a datetime from
-    # a Python caller; an integer of more digits than Python will print) would fail in the
-    # enqueue's own encoding, past every check.
-    if payload_text is None:
-        payload_text = _encoded(msg.payload, prefix)
-    if msg.headers and clean_json_text(msg.headers) is None:
-        _encoded(msg.headers, f"{where}headers")
     if msg.tag is not None:
         tag_problem(msg.tag, field=f"{where}tag")
     if not -(2**31) <= msg.priority < 2**31:
