@@ -262,6 +262,15 @@ class JobRunner:
             self.recovered = False
         return self.driver
 
+    def keep_alive(self) -> None:
+        """Between cycles (the loop's thread; no cycle is running): keep the idle link's
+        connection alive."""
+        if self.driver is not None:
+            try:
+                self.driver.keep_alive()
+            except Exception as exc:  # the next cycle reconnects and reports it
+                log.debug("keeping the link of %s alive: %s", self.spec.name, exc)
+
     def close_driver(self) -> None:
         if self.driver is not None:
             try:
@@ -1063,6 +1072,7 @@ def _schedule(
                 runner.next_poll = 0.0  # reset, enable or remove: act now
             runner.spec = spec
         if not runner.due(now_mono, now_db):
+            runner.keep_alive()
             continue
         if link_busy.get(spec.link_id, 0) >= limits.get(spec.link_id, 1):
             continue

@@ -299,18 +299,33 @@ class AmqpDriver(Driver):
             return f"TLS CA file not found: {p.get('tls_ca_file')}"
         return str(root) or type(root).__name__
 
+    def _serviced(self) -> bool:
+        """Whether the connection is open after answering what the broker sent (heartbeats
+        above all: a BlockingConnection answers them only while it processes events), at most
+        once a second; a connection found broken is dropped."""
+        if self._conn is None or not self._conn.is_open:
+            return False
+        if time.monotonic() - self._checked_at < 1.0:
+            return True
+        try:
+            self._conn.process_data_events(0)
+        except (pex.AMQPError, OSError):
+            self._drop()
+            return False
+        self._checked_at = time.monotonic()
+        return True
+
+    def keep_alive(self) -> None:
+        # Without it an idle link missed its heartbeats: RabbitMQ closed the connection after
+        # twice the heartbeat, and the next message found it gone (pika logged ERRORs).
+        self._serviced()
+
     def _connection(self) -> BlockingConnection:
-        if self._conn is not None and self._conn.is_open:
-            if time.monotonic() - self._checked_at < 1.0:
-                return self._conn
-            # An idle BlockingConnection does not answer heartbeats, so the broker may have
-            # dropped it: notice that now (nothing is in flight) and reconnect quietly.
-            try:
-                self._conn.process_data_events(0)
-                self._checked_at = time.monotonic()
-                return self._conn
-            except (pex.AMQPError, OSError):
-                self._drop()
+        # The broker may have dropped a connection idle for long (nothing is in flight now):
+        # notice it here and reconnect quietly.
+        if self._serviced():
+            assert self._conn is not None
+            return self._conn
         self._drop()
         try:
             self._conn = pika.BlockingConnection(self._parameters())

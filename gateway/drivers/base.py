@@ -143,6 +143,11 @@ class Driver:
         ForeignError saying why not (refused, unknown host, bad credentials, timeout, TLS)."""
         raise NotImplementedError
 
+    def keep_alive(self) -> None:
+        """Called by the agent, between cycles, for a job with nothing to do: keep an idle
+        connection alive where the client library answers the broker's heartbeats only while
+        it is called (pika's BlockingConnection). Never raises; default nothing."""
+
     def close(self) -> None:
         raise NotImplementedError
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -450,6 +452,35 @@ def test_a_dropped_connection_is_reopened_on_the_next_call(names) -> None:
         except ForeignError as e:
             assert "127.0.0.1:5672" in str(e)
             d.publish(dest, [GatewayMessage(body=b"2")], dedupe_ids=["2"], log_record=None)
+        assert [r.key for r in _fetch_all(d, dest, "s", 2)] == ["1", "2"]
+    finally:
+        d.close()
+
+
+def _idle(d: AmqpDriver, seconds: float, *, keep_alive: bool) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if keep_alive:
+            d.keep_alive()  # what the agent calls for a job with nothing to do
+        time.sleep(0.25)
+
+
+@pytest.mark.parametrize("keep_alive", [True, False], ids=["kept_alive", "left_alone"])
+def test_an_idle_link_keeps_its_connection_when_kept_alive(names, caplog, keep_alive) -> None:
+    """A BlockingConnection answers heartbeats only while it is called: left alone past twice
+    the heartbeat, RabbitMQ closes it (and pika logs ERRORs when it finds out); kept alive, the
+    same connection carries the next message."""
+    dest = Destination(names["queue"], "QUEUE")
+    d = _driver(heartbeat=1)
+    try:
+        d.publish(dest, [GatewayMessage(body=b"1")], dedupe_ids=["1"], log_record=None)
+        first = d._conn
+        _idle(d, 4.5, keep_alive=keep_alive)
+        caplog.clear()
+        with caplog.at_level(logging.ERROR, logger="pika"):
+            d.publish(dest, [GatewayMessage(body=b"2")], dedupe_ids=["2"], log_record=None)
+        assert (d._conn is first) is keep_alive
+        assert bool(caplog.records) is not keep_alive
         assert [r.key for r in _fetch_all(d, dest, "s", 2)] == ["1", "2"]
     finally:
         d.close()
