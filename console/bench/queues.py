@@ -392,7 +392,9 @@ def run_once(suite: Suite, k: int, log: Log) -> dict[str, Any]:
             cleanup.callback(pgq.close)
         # One message per committed transaction: every side in autocommit, where one call is one
         # statement and one transaction (one round trip, as PGMQ's calls always were), rather
-        # than BEGIN, the statement and COMMIT. Batches keep a transaction each.
+        # than BEGIN, the statement and COMMIT. So is a batch of 100 enqueued (one statement on
+        # a single-consumer queue, as PGMQ's send_batch and the plain table's COPY are); a
+        # batch dequeued keeps a transaction (PGMQ's takes two statements, read and delete).
         with (
             psycopg.connect(suite.conninfo) as conn,
             psycopg.connect(suite.conninfo, autocommit=True) as auto,
@@ -423,7 +425,7 @@ def run_once(suite: Suite, k: int, log: Log) -> dict[str, Any]:
             info = suite.info(conn, "batch")
             compare(
                 "enqueue_batch100",
-                ("enqueue_batch100", lambda k: enqueue_batches(conn, info, k)),
+                ("enqueue_batch100", lambda k: enqueue_batches(auto, info, k)),
                 ("pgmq_enqueue_batch100", pgmq and pgmq.enqueue_batches),
                 ("pgq_enqueue_batch100", pgq and pgq.enqueue_batches),
                 ("baseline_copy_batch100", plain and plain.copy_batches),

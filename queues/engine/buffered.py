@@ -31,7 +31,6 @@ enqueues since then are added, so one publisher is held exactly and several with
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import weakref
@@ -42,6 +41,7 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from core.exceptions import Conflict, DomainError
+from core.storable import encode_json
 from queues.engine.storage import message_leaf
 from queues.engine.types import (
     BUFFERED,
@@ -256,8 +256,15 @@ WHERE m.queue_id = %(qid)s AND m.state IN ('READY', 'WAITING')
 
 
 def message_bytes(messages: Sequence[NewMessage]) -> int:
-    """The payload bytes the buffer counts (the length of the payload's JSON text)."""
-    return sum(len(json.dumps(m.payload).encode()) for m in messages)
+    """The payload bytes the buffer counts (the length of the payload's JSON text). A payload
+    that is no JSON counts nothing: validation, next, refuses it naming its field."""
+    total = 0
+    for m in messages:
+        try:
+            total += len(encode_json(m.payload).encode())
+        except (TypeError, ValueError, RecursionError):
+            continue
+    return total
 
 
 def admit(conn: psycopg.Connection, queue: QueueInfo, messages: Sequence[NewMessage]) -> int:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
 
 import psycopg
 
+from core.storable import encode_json
 from queues.engine import buffered as buf
 from queues.engine.buffered import PUBLISHING
 from queues.engine.grouping import stamp_groups
@@ -16,8 +16,10 @@ from queues.engine.storage import consumer_leaf, message_leaf
 from queues.engine.topology import queue_info, subscriber_ids, subscriber_rules
 from queues.engine.types import (
     BUFFERED,
+    CHANNEL_PREFIX,
     PERSISTENT,
     STAT_SHARDS,
+    USER,
     InvalidMessage,
     NewMessage,
     NoSubscribers,
@@ -77,11 +79,15 @@ _STAT_PERSISTENT = f"stat AS ({stat_sql('qid', 'ins', 'enqueued')})"
 _STAT_BUFFERED = f"stat AS ({buffer_enqueue_stat_sql('qid', 'ins')})"
 
 
-# One message on a single-consumer queue (the commonest call): a one-row INSERT ... SELECT with
-# scalar parameters into the queue table's leaf (the logged one, or the buffer for a buffered
-# message). The set-based statement above pays for ROWS FROM/unnest, jsonb_array_elements and the
-# consumer CTE even for one row (+14-18% single enqueues per second with one commit each,
-# docs/BENCHMARKS.md "Issue 13 engine changes").
+# One message on a single-consumer queue (the commonest call): a one-row INSERT ... SELECT into
+# the queue table's leaf (the logged one, or the buffer for a buffered message). The set-based
+# statement above pays for ROWS FROM/unnest, jsonb_array_elements and the consumer CTE even for
+# one row (+14-18% single enqueues per second with one commit each, docs/BENCHMARKS.md "Issue 13
+# engine changes"). Its parameters are the queue, the payload and only the properties that
+# differ from their defaults; the rest are constants in the text ({pri}, {delay}, ...; see
+# _one_sql), and what is the queue table's (priority ordering, commit-time ordering) is written
+# in as well: 14 parameters cost the client more than the whole INSERT's planning saves
+# (docs/BENCHMARKS.md "Issue 13: the single enqueue's parameters").
 _ENQUEUE_ONE_TEMPLATE = """
 WITH ins AS (
     INSERT INTO {messages} (queue_id, queue_table_id, state, priority, sort_pri, commit_seq, kind,
@@ -89,22 +95,19 @@ WITH ins AS (
                             delay_until, expiration, expire_at, attempts, pending_consumers,
                             exception_reason, replayed{mode_cols}{prop_names})
     SELECT q.id, q.queue_table_id,
-           CASE WHEN %(delay)s::float8 > 0 THEN 'WAITING' ELSE 'READY' END,
-           %(pri)s::int, %(sort_pri)s::int, %(cseq)s::bigint, %(kind)s::text, %(tname)s::text,
-           %(corr)s::text, %(sender)s::text, %(headers)s::jsonb, %(payload)s::jsonb, now(),
-           %(user)s::text,
-           CASE WHEN %(delay)s::float8 > 0
-                THEN now() + make_interval(secs => %(delay)s::float8) END,
-           %(exp)s::float8,
-           CASE WHEN %(exp)s::float8 IS NOT NULL
-                THEN now() + make_interval(secs => %(delay)s::float8 + %(exp)s::float8) END,
+           CASE WHEN {delay} > 0 THEN 'WAITING' ELSE 'READY' END,
+           {pri}, {sort_pri}, {cseq}, {kind}, {tname}, {corr}, {sender}, {headers},
+           %(payload)s::jsonb, now(), {user},
+           CASE WHEN {delay} > 0 THEN now() + make_interval(secs => {delay}) END,
+           {exp},
+           CASE WHEN {exp} IS NOT NULL THEN now() + make_interval(secs => {delay} + {exp}) END,
            0, 0, '', false{mode_vals}{prop_one}
     FROM queues_queue q
     WHERE q.id = %(qid)s AND q.enqueue_enabled AND q.kind = 'NORMAL_QUEUE'
     RETURNING id
 ),
 {stat}
-SELECT id, pg_notify(%(channel)s, '') FROM ins
+SELECT id, pg_notify('{channel_prefix}' || %(qid)s::bigint, '') FROM ins
 """
 _STAT_ONE_PERSISTENT = """stat AS (
     INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
@@ -114,13 +117,25 @@ _STAT_ONE_PERSISTENT = """stat AS (
 _STAT_ONE_BUFFERED = f"""stat AS (
     INSERT INTO aq_buffer_stat AS s (queue_id, sender, shard, enqueued, last_msgid, last_enq,
                                      state, state_at)
-    SELECT %(qid)s, %(sender)s::text, pg_backend_pid() %% {{shards}}, 1, ins.id, now(),
+    SELECT %(qid)s, {{sender}}, pg_backend_pid() %% {{shards}}, 1, ins.id, now(),
            '{PUBLISHING}', now()
     FROM ins
     ON CONFLICT (queue_id, sender, shard) DO UPDATE SET enqueued = s.enqueued + 1,
         last_msgid = EXCLUDED.last_msgid, last_enq = EXCLUDED.last_enq,
         state = EXCLUDED.state, state_at = EXCLUDED.state_at
 )"""
+# A one-row statement's optional parameters: (name, its placeholder, the default's constant).
+_ONE_OPTIONAL = (
+    ("pri", "%(pri)s::int", "1"),
+    ("delay", "%(delay)s::float8", "0::float8"),
+    ("exp", "%(exp)s::float8", "NULL::float8"),
+    ("corr", "%(corr)s::text", "''"),
+    ("sender", "%(sender)s::text", "''"),
+    ("headers", "%(headers)s::jsonb", "'{}'::jsonb"),
+    ("kind", "%(kind)s::text", f"'{USER}'"),
+    ("tname", "%(tname)s::text", "''"),
+    ("user", "%(user)s::text", "''"),
+)
 
 
 # Origin site, route and tag (docs/SITES.md): only a statement for messages that carry one names
@@ -150,11 +165,31 @@ def has_properties(msg: NewMessage) -> bool:
 
 
 @functools.lru_cache(maxsize=1024)
-def _enqueue_one_sql(queue_table_id: int, buffered: bool, props: bool = False) -> str:
+def _enqueue_one_sql(
+    queue_table_id: int,
+    buffered: bool,
+    props: bool = False,
+    *,
+    given: frozenset[str] = frozenset(),
+    by_priority: bool = False,
+    commit_time: bool = False,
+) -> str:
+    """The one-row statement for a queue table's leaf, taking ``given`` of the optional
+    parameters (_ONE_OPTIONAL) and the defaults' constants for the others."""
+    parts = {
+        name: placeholder if name in given else default
+        for name, placeholder, default in _ONE_OPTIONAL
+    }
+    sql = _ENQUEUE_ONE_TEMPLATE.replace(
+        "{stat}", _STAT_ONE_BUFFERED if buffered else _STAT_ONE_PERSISTENT
+    )
+    for name, text in parts.items():
+        sql = sql.replace("{" + name + "}", text)
     return _props(
-        _ENQUEUE_ONE_TEMPLATE.replace(
-            "{stat}", _STAT_ONE_BUFFERED if buffered else _STAT_ONE_PERSISTENT
-        )
+        sql.replace("{sort_pri}", parts["pri"] if by_priority else "0")
+        # Commit-time ordering: NULL, set at commit by the aq_message_commit_seq trigger.
+        .replace("{cseq}", "NULL::bigint" if commit_time else "0")
+        .replace("{channel_prefix}", CHANNEL_PREFIX)
         .replace("{shards}", str(STAT_SHARDS))
         .replace("{mode_cols}", ", delivery_mode, in_buffer" if buffered else "")
         .replace("{mode_vals}", f", '{BUFFERED}', true" if buffered else "")
@@ -314,10 +349,10 @@ def _enqueue(
     params = {
         "qid": queue.id,
         "qt": queue.queue_table_id,
-        "msgs": json.dumps(rows),
+        "msgs": encode_json(rows),
         "payloads": "["
         + ",".join(
-            json.dumps(m.payload) if t is None else t for m, t in zip(messages, texts, strict=True)
+            encode_json(m.payload) if t is None else t for m, t in zip(messages, texts, strict=True)
         )
         + "]",
         "r_ord": r_ord,
@@ -352,22 +387,30 @@ def _enqueue_one(
 ) -> list[int]:
     """:func:`enqueue` of one validated message on a single-consumer queue (``text``: its
     payload's JSON text, if validation made it)."""
-    params = {
+    params: dict[str, object] = {
         "qid": queue.id,
-        "pri": msg.priority,
-        "sort_pri": msg.priority if queue.by_priority else 0,
-        "cseq": None if queue.commit_time else 0,
-        "delay": float(msg.delay or 0),
-        "exp": msg.expiration,
-        "corr": msg.correlation or "",
-        "sender": msg.sender or "",
-        "headers": json.dumps(msg.headers or {}),
-        "payload": json.dumps(msg.payload) if text is None else text,
-        "kind": msg.kind,
-        "tname": msg.type_name or "",
-        "user": user,
-        "channel": queue.channel,
+        "payload": encode_json(msg.payload) if text is None else text,
     }
+    # Only what differs from the defaults is sent (see _ENQUEUE_ONE_TEMPLATE).
+    if msg.priority != 1:
+        params["pri"] = msg.priority
+    if msg.delay:
+        params["delay"] = float(msg.delay)
+    if msg.expiration is not None:
+        params["exp"] = msg.expiration
+    if msg.correlation:
+        params["corr"] = msg.correlation
+    if msg.sender:
+        params["sender"] = msg.sender
+    if msg.headers:
+        params["headers"] = encode_json(msg.headers)
+    if msg.kind != USER:
+        params["kind"] = msg.kind
+    if msg.type_name:
+        params["tname"] = msg.type_name
+    if user:
+        params["user"] = user
+    given = frozenset(params) - _ALWAYS
     props = has_properties(msg)
     if props:
         params.update(
@@ -375,7 +418,14 @@ def _enqueue_one(
             origin=msg.origin_site,
             route=None if msg.route is None else list(msg.route),
         )
-    sql = _enqueue_one_sql(queue.queue_table_id, buffered, props)
+    sql = _enqueue_one_sql(
+        queue.queue_table_id,
+        buffered,
+        props,
+        given=given,
+        by_priority=queue.by_priority,
+        commit_time=queue.commit_time,
+    )
     row = conn.execute(sql, params, prepare=True).fetchone()
     if row is None:
         # The queue was stopped or dropped between reading it and inserting.
@@ -384,6 +434,9 @@ def _enqueue_one(
     ids = [row[0]]
     stamp_groups(conn, queue, ids)  # TRANSACTIONAL queue tables: this transaction's group
     return ids
+
+
+_ALWAYS = frozenset(("qid", "payload"))
 
 
 def _apply_subscriber_rules(

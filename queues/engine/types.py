@@ -219,5 +219,8 @@ class DequeuedMessage:
         return json.dumps(self.payload, indent=2, sort_keys=True, ensure_ascii=False)
 
 
+CHANNEL_PREFIX = "aq_q"  # a queue's LISTEN/NOTIFY channel: the prefix and its id
+
+
 def channel_name(queue_id: int) -> str:
-    return f"aq_q{queue_id}"
+    return f"{CHANNEL_PREFIX}{queue_id}"

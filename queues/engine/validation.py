@@ -11,7 +11,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from core.storable import clean_json_text, json_problems, seconds_problem
+from core.storable import clean_json_text, encode_json, json_problems, seconds_problem
 from queues.engine.types import DDL_LCR, ROW_LCR, USER, InvalidMessage, NewMessage, QueueInfo
 
 _ROW_LCR_SCHEMA = {
@@ -101,8 +101,8 @@ def _json_text(value: Any, field: str) -> str:
         path, message = next(iter(problems.items()))
         raise InvalidMessage(message, field=path)
     try:
-        return json.dumps(value)
-    except (TypeError, ValueError) as exc:
+        return encode_json(value)
+    except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidMessage(f"Not JSON: {exc}.", field=field) from exc
 
 

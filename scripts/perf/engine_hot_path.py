@@ -82,22 +82,9 @@ def make_copy(
 
 
 def one_params(info: engine.QueueInfo) -> dict:
-    return {
-        "qid": info.id,
-        "pri": 1,
-        "sort_pri": 0,
-        "cseq": 0,
-        "delay": 0.0,
-        "exp": None,
-        "corr": "",
-        "sender": "",
-        "headers": "{}",
-        "payload": PAYLOAD_JSON,
-        "kind": "USER",
-        "tname": "",
-        "user": "",
-        "channel": info.channel,
-    }
+    """The one-row statement's parameters for a message of default properties (the queue and
+    the payload: the rest are constants in its text)."""
+    return {"qid": info.id, "payload": PAYLOAD_JSON}
 
 
 def set_params(info: engine.QueueInfo) -> dict:
@@ -144,7 +131,9 @@ def variants(conn: psycopg.Connection, info: engine.QueueInfo) -> dict[str, Op]:
     msg = engine.NewMessage(payload=PAYLOAD)
     one = one_params(info)
     leaf = info.messages
-    one_sql = enq_mod._enqueue_one_sql(info.queue_table_id, False)
+    one_sql = enq_mod._enqueue_one_sql(
+        info.queue_table_id, False, by_priority=info.by_priority, commit_time=info.commit_time
+    )
     set_sql = enq_mod._enqueue_sql(info.queue_table_id, False)
 
     def sql_op(sql: str, params: dict) -> Op:
@@ -169,7 +158,7 @@ def variants(conn: psycopg.Connection, info: engine.QueueInfo) -> dict[str, Op]:
         ):
             out[f"one-row on {label}"] = sql_op(one_sql.replace(leaf, table), one)
         bare = one_sql.replace(leaf, "perf_leaf_nofk")
-        no_notify = bare.replace(", pg_notify(%(channel)s, '')", "")
+        no_notify = bare.replace(", pg_notify('aq_q' || %(qid)s::bigint, '')", "")
         no_stat = bare[: bare.index(",\nstat AS (")] + bare[bare.index("\nSELECT id") :]
         out["one-row, copy no FK, - NOTIFY"] = sql_op(no_notify, one)
         out["one-row, copy no FK, - counter"] = sql_op(no_stat, one)

@@ -1,0 +1,97 @@
+"""A single enqueue sends only the properties that differ from their defaults (the rest are
+constants in its statement): each property, given alone or with all the others, and left at
+its default, is stored as given, on each ordering of the queue table and in each delivery mode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from queues import engine, services
+from queues.models import BufferStat, Message
+
+from .helpers import LIVE, make_queue, msg
+
+# Each property with a value other than its default.
+GIVEN: dict[str, Any] = {
+    "priority": 7,
+    "delay": 30.0,
+    "expiration": 60.0,
+    "correlation": "corr-1",
+    "sender": "APP1",
+    "headers": {"h": 1},
+    "kind": engine.ROW_LCR,
+    "type_name": "T1",
+}
+LCR = {
+    "source_database_name": "DB",
+    "command_type": "INSERT",
+    "object_owner": "HR",
+    "object_name": "EMP",
+}
+DEFAULTS = {
+    "priority": 1,
+    "delay": 0.0,
+    "expiration": None,
+    "correlation": "",
+    "sender": "",
+    "headers": {},
+    "kind": engine.USER,
+    "type_name": "",
+}
+
+
+def _stored(m: Message) -> dict[str, Any]:
+    return {
+        "priority": m.priority,
+        "delay": 30.0 if m.delay_until else 0.0,
+        "expiration": m.expiration,
+        "correlation": m.correlation,
+        "sender": m.sender,
+        "headers": m.headers,
+        "kind": m.kind,
+        "type_name": m.type_name,
+    }
+
+
+@pytest.mark.parametrize("sort_order", ["enq_time", "priority", "priority,commit_time"])
+@pytest.mark.parametrize("given", [*GIVEN, "all", "none"])
+def test_each_property_is_stored_given_or_by_default(admin_user, sort_order, given) -> None:
+    queue = make_queue(admin_user, "ONE", sort_order=sort_order)
+    props = GIVEN if given == "all" else {} if given == "none" else {given: GIVEN[given]}
+    payload = LCR if props.get("kind") == engine.ROW_LCR else {"n": 1}
+    [mid] = services.message_enqueue(user=admin_user, queue=queue, messages=[msg(payload, **props)])
+    stored = Message.objects.get(pk=mid)
+    assert _stored(stored) == {**DEFAULTS, **props}
+    assert stored.payload == payload
+    assert stored.enq_user == admin_user.username
+    assert stored.state == ("WAITING" if props.get("delay") else "READY")
+    by_priority = sort_order.startswith("priority")
+    assert stored.sort_pri == (stored.priority if by_priority else 0)
+    # Commit-time ordering: NULL until the commit's trigger gives it the commit's number.
+    assert stored.commit_seq == (None if sort_order.endswith("commit_time") else 0)
+    if props.get("expiration") is not None:
+        assert stored.expire_at is not None
+
+
+@LIVE
+def test_a_buffered_enqueue_counts_its_sender(admin_user) -> None:
+    queue = make_queue(admin_user, "BUF")
+    for sender in ("", "APP2", "APP2"):
+        services.message_enqueue(
+            user=admin_user,
+            queue=queue,
+            messages=[msg({"n": 1}, sender=sender)],
+            delivery_mode=engine.BUFFERED,
+        )
+    got = services.message_dequeue(
+        user=admin_user,
+        queue=queue,
+        request=services.DequeueRequest(batch=10, delivery_mode=engine.BUFFERED),
+    )
+    assert sorted(m.sender for m in got) == ["", "APP2", "APP2"]
+    counts: dict[str, int] = {}
+    for row in BufferStat.objects.filter(queue=queue):
+        counts[row.sender] = counts.get(row.sender, 0) + row.enqueued
+    assert counts == {"": 1, "APP2": 2}
