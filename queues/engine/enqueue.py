@@ -107,13 +107,30 @@ WITH ins AS (
     RETURNING id
 ),
 {stat}
-SELECT id, pg_notify('{channel_prefix}' || %(qid)s::bigint, '') FROM ins
+SELECT id, pg_notify('{channel_prefix}' || %(qid)s::bigint, ''), {counted} FROM ins
 """
 _STAT_ONE_PERSISTENT = """stat AS (
     INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued)
     SELECT %(qid)s, pg_backend_pid() %% {shards}, 1, 0 FROM ins
     ON CONFLICT (queue_id, shard) DO UPDATE SET enqueued = aq_queue_stat.enqueued + 1
 )"""
+# The same when this backend's counter row of the queue is known to exist (_COUNTER_ROWS): a
+# plain UPDATE, where INSERT ... ON CONFLICT DO UPDATE locks the row, then updates it (pgbench,
+# synchronous_commit off: 0.185 against 0.208 ms a statement). It says whether it counted.
+_STAT_ONE_UPDATE = """stat AS (
+    UPDATE aq_queue_stat SET enqueued = enqueued + 1
+    WHERE queue_id = %(qid)s AND shard = pg_backend_pid() %% {shards} AND EXISTS (SELECT FROM ins)
+    RETURNING 1
+)"""
+_STAT_ONE_FALLBACK = (
+    f"INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued) "
+    f"VALUES (%s, pg_backend_pid() %% {STAT_SHARDS}, 1, 0) ON CONFLICT (queue_id, shard) "
+    "DO UPDATE SET enqueued = aq_queue_stat.enqueued + 1"
+)
+# (queue id, shard) of the counter rows this process has written: a row, once made, lives as
+# long as its queue. A row found missing all the same (a rolled-back first enqueue made it) is
+# counted by _STAT_ONE_FALLBACK in the caller's transaction (in autocommit, right after).
+_COUNTER_ROWS: set[tuple[int, int]] = set()
 _STAT_ONE_BUFFERED = f"""stat AS (
     INSERT INTO aq_buffer_stat AS s (queue_id, sender, shard, enqueued, last_msgid, last_enq,
                                      state, state_at)
@@ -173,16 +190,22 @@ def _enqueue_one_sql(
     given: frozenset[str] = frozenset(),
     by_priority: bool = False,
     commit_time: bool = False,
+    counter_row: bool = False,
 ) -> str:
     """The one-row statement for a queue table's leaf, taking ``given`` of the optional
-    parameters (_ONE_OPTIONAL) and the defaults' constants for the others."""
+    parameters (_ONE_OPTIONAL) and the defaults' constants for the others; ``counter_row``:
+    this backend's persistent counter row of the queue exists (_STAT_ONE_UPDATE)."""
     parts = {
         name: placeholder if name in given else default
         for name, placeholder, default in _ONE_OPTIONAL
     }
-    sql = _ENQUEUE_ONE_TEMPLATE.replace(
-        "{stat}", _STAT_ONE_BUFFERED if buffered else _STAT_ONE_PERSISTENT
-    )
+    if buffered:
+        stat, counted = _STAT_ONE_BUFFERED, "true"
+    elif counter_row:
+        stat, counted = _STAT_ONE_UPDATE, "EXISTS (SELECT FROM stat)"
+    else:
+        stat, counted = _STAT_ONE_PERSISTENT, "true"
+    sql = _ENQUEUE_ONE_TEMPLATE.replace("{stat}", stat).replace("{counted}", counted)
     for name, text in parts.items():
         sql = sql.replace("{" + name + "}", text)
     return _props(
@@ -418,6 +441,8 @@ def _enqueue_one(
             origin=msg.origin_site,
             route=None if msg.route is None else list(msg.route),
         )
+    counter = (queue.id, conn.info.backend_pid % STAT_SHARDS)
+    counter_row = not buffered and counter in _COUNTER_ROWS
     sql = _enqueue_one_sql(
         queue.queue_table_id,
         buffered,
@@ -425,12 +450,17 @@ def _enqueue_one(
         given=given,
         by_priority=queue.by_priority,
         commit_time=queue.commit_time,
+        counter_row=counter_row,
     )
     row = conn.execute(sql, params, prepare=True).fetchone()
     if row is None:
         # The queue was stopped or dropped between reading it and inserting.
         fresh = queue_info(conn, queue.id)
         raise QueueDisabled(f"Enqueue is disabled on queue {fresh.name}.", field="queue")
+    if not buffered:
+        if not row[2]:
+            conn.execute(_STAT_ONE_FALLBACK, (queue.id,), prepare=True)
+        _COUNTER_ROWS.add(counter)
     ids = [row[0]]
     stamp_groups(conn, queue, ids)  # TRANSACTIONAL queue tables: this transaction's group
     return ids

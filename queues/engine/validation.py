@@ -113,25 +113,30 @@ def validate_message(queue: QueueInfo, msg: NewMessage, *, position: int | None 
     where = "" if position is None else f"messages[{position}]."
     if msg.kind not in (USER, ROW_LCR, DDL_LCR):
         raise InvalidMessage(f"Unknown message kind {msg.kind!r}.", field=f"{where}kind")
+    # The common message (no expiration, no delay, no text properties) skips those checks:
+    # validation runs for every message of every batch.
     if msg.expiration is not None and msg.expiration < 0:
         raise InvalidMessage("Expiration cannot be negative.", field=f"{where}expiration")
-    if msg.delay < 0:
+    if msg.delay and msg.delay < 0:
         raise InvalidMessage("Delay cannot be negative.", field=f"{where}delay")
-    for name in ("delay", "expiration"):
-        if message := seconds_problem(getattr(msg, name)):
+    for name, seconds in (("delay", msg.delay), ("expiration", msg.expiration)):
+        if seconds and (message := seconds_problem(seconds)):
             raise InvalidMessage(message, field=f"{where}{name}")
     # Whatever the caller (API, page, facade, gateway, Spark): only what PostgreSQL can store.
     payload_text = _json_text(msg.payload, prefix)
     if msg.headers:
         _json_text(msg.headers, f"{where}headers")
-    texts = {
-        "correlation": msg.correlation,
-        "sender": msg.sender,
-        "type_name": msg.type_name,
-        "recipients": list(msg.recipients or ()),
-    }
-    for name, value in texts.items():
-        if value and (problems := json_problems(value, f"{where}{name}", limit=1)):
+    for name, value in (
+        ("correlation", msg.correlation),
+        ("sender", msg.sender),
+        ("type_name", msg.type_name),
+        ("recipients", msg.recipients),
+    ):
+        if value and (
+            problems := json_problems(
+                list(value) if name == "recipients" else value, f"{where}{name}", limit=1
+            )
+        ):
             path, message = next(iter(problems.items()))
             raise InvalidMessage(message, field=path)
     if msg.tag is not None:
@@ -140,6 +145,8 @@ def validate_message(queue: QueueInfo, msg: NewMessage, *, position: int | None 
         raise InvalidMessage("Priority is out of range.", field=f"{where}priority")
     if len(msg.correlation) > 128:
         raise InvalidMessage("At most 128 characters.", field=f"{where}correlation")
+    if msg.kind == USER and queue.payload_schema is None:
+        return payload_text  # nothing to check the payload against
     schemas: list[Any] = []
     if msg.kind == ROW_LCR:
         schemas.append(_ROW_LCR_SCHEMA)
