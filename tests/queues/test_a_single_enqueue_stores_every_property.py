@@ -4,6 +4,7 @@ its default, is stored as given, on each ordering of the queue table and in each
 
 from __future__ import annotations
 
+from dataclasses import MISSING, fields
 from typing import Any
 
 import pytest
@@ -30,15 +31,11 @@ LCR = {
     "object_owner": "HR",
     "object_name": "EMP",
 }
+# What a message that leaves them out carries: NewMessage's own defaults.
 DEFAULTS = {
-    "priority": 1,
-    "delay": 0.0,
-    "expiration": None,
-    "correlation": "",
-    "sender": "",
-    "headers": {},
-    "kind": engine.USER,
-    "type_name": "",
+    f.name: f.default_factory() if f.default is MISSING else f.default  # type: ignore[misc]
+    for f in fields(engine.NewMessage)
+    if f.name in GIVEN
 }
 
 
