@@ -262,14 +262,25 @@ class JobRunner:
             self.recovered = False
         return self.driver
 
-    def keep_alive(self) -> None:
-        """Between cycles (the loop's thread; no cycle is running): keep the idle link's
-        connection alive."""
-        if self.driver is not None:
-            try:
-                self.driver.keep_alive()
-            except Exception as exc:  # the next cycle reconnects and reports it
-                log.debug("keeping the link of %s alive: %s", self.spec.name, exc)
+    def idle(self) -> None:
+        """Between cycles (the loop's thread; no cycle is running). A job that runs again
+        when due keeps its link's connection alive; a disabled, failed or blocked one lets it
+        go (an inbound consumer would otherwise hold its prefetched messages from the broker
+        until the job runs again); its next cycle connects again."""
+        if self.driver is None:
+            return
+        s = self.spec
+        if (
+            not s.enabled
+            or s.status == JobStatus.FAILED
+            or s.recovery in (Recovery.MISSING_MESSAGE, Recovery.MISSING_LOG_RECORD)
+        ):
+            self.close_driver()
+            return
+        try:
+            self.driver.keep_alive()
+        except Exception as exc:  # the next cycle reconnects and reports it
+            log.debug("keeping the link of %s alive: %s", s.name, exc)
 
     def close_driver(self) -> None:
         if self.driver is not None:
@@ -1072,9 +1083,10 @@ def _schedule(
                 runner.next_poll = 0.0  # reset, enable or remove: act now
             runner.spec = spec
         if not runner.due(now_mono, now_db):
-            runner.keep_alive()
+            runner.idle()
             continue
         if link_busy.get(spec.link_id, 0) >= limits.get(spec.link_id, 1):
+            runner.idle()  # due, but its link's connections are all taken: wait alive
             continue
         runner.busy = True
         with _BUSY_LOCK:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Sequence
 
 import psycopg
@@ -27,6 +28,8 @@ from queues.engine.types import (
     QueueInfo,
 )
 from queues.engine.validation import validate_message
+
+log = logging.getLogger(__name__)
 
 _ENQUEUE_TEMPLATE = """
 WITH q AS (
@@ -127,10 +130,11 @@ _STAT_ONE_FALLBACK = (
     f"VALUES (%s, pg_backend_pid() %% {STAT_SHARDS}, 1, 0) ON CONFLICT (queue_id, shard) "
     "DO UPDATE SET enqueued = aq_queue_stat.enqueued + 1"
 )
-# (queue id, shard) of the counter rows this process has written: a row, once made, lives as
+# (server, database, queue id, shard) of the counter rows this process has written (a guess:
+# behind a pooler the client's backend pid is not the server's): a row, once made, lives as
 # long as its queue. A row found missing all the same (a rolled-back first enqueue made it) is
 # counted by _STAT_ONE_FALLBACK in the caller's transaction (in autocommit, right after).
-_COUNTER_ROWS: set[tuple[int, int]] = set()
+_COUNTER_ROWS: set[tuple[bytes | None, bytes | None, bytes | None, int, int]] = set()
 _STAT_ONE_BUFFERED = f"""stat AS (
     INSERT INTO aq_buffer_stat AS s (queue_id, sender, shard, enqueued, last_msgid, last_enq,
                                      state, state_at)
@@ -441,7 +445,8 @@ def _enqueue_one(
             origin=msg.origin_site,
             route=None if msg.route is None else list(msg.route),
         )
-    counter = (queue.id, conn.info.backend_pid % STAT_SHARDS)
+    pg = conn.pgconn
+    counter = (pg.host, pg.port, pg.db, queue.id, pg.backend_pid % STAT_SHARDS)
     counter_row = not buffered and counter in _COUNTER_ROWS
     sql = _enqueue_one_sql(
         queue.queue_table_id,
@@ -459,7 +464,7 @@ def _enqueue_one(
         raise QueueDisabled(f"Enqueue is disabled on queue {fresh.name}.", field="queue")
     if not buffered:
         if not row[2]:
-            conn.execute(_STAT_ONE_FALLBACK, (queue.id,), prepare=True)
+            _count_after_all(conn, queue)
         _COUNTER_ROWS.add(counter)
     ids = [row[0]]
     stamp_groups(conn, queue, ids)  # TRANSACTIONAL queue tables: this transaction's group
@@ -467,6 +472,20 @@ def _enqueue_one(
 
 
 _ALWAYS = frozenset(("qid", "payload"))
+
+
+def _count_after_all(conn: psycopg.Connection, queue: QueueInfo) -> None:
+    """Count a message whose statement found no counter row to update. In a transaction the
+    count commits or rolls back with the message. In autocommit the message is committed
+    already: a failure here is logged, never raised (the caller, told the enqueue failed,
+    would enqueue it again)."""
+    if not conn.autocommit:
+        conn.execute(_STAT_ONE_FALLBACK, (queue.id,), prepare=True)
+        return
+    try:
+        conn.execute(_STAT_ONE_FALLBACK, (queue.id,), prepare=True)
+    except psycopg.Error as exc:
+        log.warning("enqueue counter of queue %s not written: %s", queue.name, exc)
 
 
 def _apply_subscriber_rules(

@@ -54,3 +54,32 @@ def test_a_first_enqueue_rolled_back_leaves_the_next_one_counted(admin_user) -> 
         engine.enqueue(conn, info, [msg({"n": 3})])
         conn.commit()
     assert _enqueued(queue.pk) == 2
+
+
+@LIVE
+def test_an_autocommit_enqueue_whose_counter_cannot_be_written_still_succeeds(
+    admin_user, caplog
+) -> None:
+    """In autocommit the message is committed before the fallback counts it: a fallback that
+    fails (here: blocked past lock_timeout by another session's uncommitted counter row) is
+    logged, and the enqueue returns its id rather than an error a caller would retry."""
+    queue = make_queue(admin_user, "BLOCKED")
+    with (
+        psycopg.connect(services.conninfo(), autocommit=True) as auto,
+        psycopg.connect(services.conninfo()) as other,
+    ):
+        info = engine.queue_info(auto, queue.pk)
+        engine.enqueue(auto, info, [msg({"n": 1})])  # the engine now expects its row
+        auto.execute("DELETE FROM aq_queue_stat WHERE queue_id = %s", (queue.pk,))
+        shard = auto.info.backend_pid % engine.STAT_SHARDS
+        other.execute(  # the same row, made and not committed: the fallback waits for it
+            "INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued) VALUES (%s, %s, 0, 0)",
+            (queue.pk, shard),
+        )
+        auto.execute("SET lock_timeout = '300ms'")
+        with caplog.at_level("WARNING", logger="queues.engine.enqueue"):
+            [mid] = engine.enqueue(auto, info, [msg({"n": 2})])
+        other.rollback()
+        assert "enqueue counter of queue BLOCKED not written" in caplog.text
+        stored = auto.execute("SELECT payload FROM aq_message WHERE id = %s", (mid,)).fetchone()
+        assert stored == ({"n": 2},)
