@@ -141,9 +141,6 @@ def encode_json(value: Any) -> str:
     return "".join(_C_ENCODER(value, 0))
 
 
-_ENCODE = encode_json
-
-
 def clean_json_text(value: Any) -> str | None:
     """``value``'s JSON text when it certainly has no problem, judged from that text (None when
     this cannot tell: then :func:`json_problems` walks it). The C encoder is ten times faster
@@ -151,7 +148,7 @@ def clean_json_text(value: Any) -> str | None:
     again. With ``ensure_ascii`` every NUL and every surrogate is spelled as an escape, NaN and
     infinities raise, and the nesting is no deeper than the number of brackets."""
     try:
-        text = _ENCODE(value)
+        text = encode_json(value)
     except (TypeError, ValueError, RecursionError):
         return None
     if "\\u0000" in text or "\\ud" in text or text.count("[") + text.count("{") > MAX_JSON_DEPTH:

@@ -88,9 +88,9 @@ _STAT_BUFFERED = f"stat AS ({buffer_enqueue_stat_sql('qid', 'ins')})"
 # one row (+14-18% single enqueues per second with one commit each, docs/BENCHMARKS.md "Issue 13
 # engine changes"). Its parameters are the queue, the payload and only the properties that
 # differ from their defaults; the rest are constants in the text ({pri}, {delay}, ...; see
-# _one_sql), and what is the queue table's (priority ordering, commit-time ordering) is written
-# in as well: 14 parameters cost the client more than the whole INSERT's planning saves
-# (docs/BENCHMARKS.md "Issue 13: the single enqueue's parameters").
+# _enqueue_one_sql), and so are the queue table's orderings (priority, commit time): 14
+# parameters cost the client about what PGMQ's whole send call costs it (docs/BENCHMARKS.md
+# "Issue 13: the single enqueue's parameters, its counter row, and one JSON encoder").
 _ENQUEUE_ONE_TEMPLATE = """
 WITH ins AS (
     INSERT INTO {messages} (queue_id, queue_table_id, state, priority, sort_pri, commit_seq, kind,
@@ -125,11 +125,7 @@ _STAT_ONE_UPDATE = """stat AS (
     WHERE queue_id = %(qid)s AND shard = pg_backend_pid() %% {shards} AND EXISTS (SELECT FROM ins)
     RETURNING 1
 )"""
-_STAT_ONE_FALLBACK = (
-    f"INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued) "
-    f"VALUES (%s, pg_backend_pid() %% {STAT_SHARDS}, 1, 0) ON CONFLICT (queue_id, shard) "
-    "DO UPDATE SET enqueued = aq_queue_stat.enqueued + 1"
-)
+_STAT_ONE_FALLBACK = stat_sql("qid", "(SELECT 1) AS one", "enqueued")
 # (server, database, queue id, shard) of the counter rows this process has written (a guess:
 # behind a pooler the client's backend pid is not the server's): a row, once made, lives as
 # long as its queue. A row found missing all the same (a rolled-back first enqueue made it) is
@@ -479,12 +475,11 @@ def _count_after_all(conn: psycopg.Connection, queue: QueueInfo) -> None:
     count commits or rolls back with the message. In autocommit the message is committed
     already: a failure here is logged, never raised (the caller, told the enqueue failed,
     would enqueue it again)."""
-    if not conn.autocommit:
-        conn.execute(_STAT_ONE_FALLBACK, (queue.id,), prepare=True)
-        return
     try:
-        conn.execute(_STAT_ONE_FALLBACK, (queue.id,), prepare=True)
+        conn.execute(_STAT_ONE_FALLBACK, {"qid": queue.id}, prepare=True)
     except psycopg.Error as exc:
+        if not conn.autocommit:
+            raise
         log.warning("enqueue counter of queue %s not written: %s", queue.name, exc)
 
 
