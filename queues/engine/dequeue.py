@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 from uuid import UUID
 
@@ -13,12 +14,14 @@ from queues.engine import grouping
 from queues.engine.listen import Listener
 from queues.engine.rows import (
     _COLUMNS,
+    COUNTED,
     _candidate_filter,
     _finish_consumed_sql,
     _row_to_message,
     _sources,
     _stat,
 )
+from queues.engine.sets import COUNTER_ROWS, count_missed, counter_key
 from queues.engine.topology import rule_sql, subscriber_id
 from queues.engine.types import (
     BROWSE,
@@ -248,40 +251,75 @@ def _dequeue_once(
         sql = f"SELECT {cols} FROM {M} m WHERE {where} ORDER BY {order} LIMIT %(n)s"
         return [_row_to_message(r) for r in conn.execute(sql, params, prepare=True).fetchall()]
 
+    if mode == LOCKED:
+        params["lease"] = lease_seconds
+    # A persistent REMOVE counts in this backend's counter row of the queue: an UPDATE once the
+    # row is known to exist (sets.COUNTER_ROWS), which the statement's last column confirms.
+    key = counter_key(conn, queue.id) if mode == REMOVE and delivery_mode == PERSISTENT else None
+    counter_row = key is not None and key in COUNTER_ROWS
+    sql = _take_sql(
+        M,
+        C,
+        where,
+        mode,
+        retain=queue.retention_time > 0 and not queue.is_exception,
+        copies=queue.is_exception,
+        delivery_mode=delivery_mode,
+        counter_row=counter_row,
+    )
+    rows = conn.execute(sql, params, prepare=True).fetchall()
+    if counter_row:
+        if rows and not rows[0][-1]:
+            count_missed(conn, queue, "dequeued", len(rows))
+        rows = [r[:-1] for r in rows]
+    elif key is not None and rows:
+        COUNTER_ROWS.add(key)
+    out = [_row_to_message(r) for r in rows]
+    out.sort(key=lambda m: (m.position.sort_pri, m.position.commit_seq, m.id))
+    return out
+
+
+@lru_cache(maxsize=512)
+def _take_sql(
+    M: str,
+    C: str,
+    where: str,
+    mode: str,
+    *,
+    retain: bool,
+    copies: bool,
+    delivery_mode: str,
+    counter_row: bool,
+) -> str:
+    """The claiming statement of a dequeue without a consumer (LOCKED or REMOVE), built once per
+    shape: REMOVE on a queue that keeps processed messages (``retain``) marks them PROCESSED,
+    otherwise deletes them, with their consumer rows where the queue has any (``copies``: an
+    exception queue keeps failed subscribers' copies)."""
+    order = "m.sort_pri, m.commit_seq, m.id"
     claim = (
         f"c AS (SELECT m.id FROM {M} m WHERE {where} AND m.locked_until IS NULL "
         f"ORDER BY {order} LIMIT %(n)s FOR UPDATE SKIP LOCKED)"
     )
     if mode == LOCKED:
-        params["lease"] = lease_seconds
-        sql = (
+        return (
             f"WITH {claim} UPDATE {M} m SET locked_until = now() + "
             f"make_interval(secs => %(lease)s), lock_token = gen_random_uuid() FROM c "
             f"WHERE m.id = c.id RETURNING {_COLUMNS}"
         )
-    elif queue.retention_time > 0 and not queue.is_exception:
-        sql = (
+    stat = _stat("d", delivery_mode, counter_row=counter_row)
+    result = f"SELECT *, {COUNTED} FROM d" if counter_row else "SELECT * FROM d"
+    if retain:
+        return (
             f"WITH {claim}, d AS (UPDATE {M} m SET state = 'PROCESSED', "
             f"processed_at = now() FROM c WHERE m.id = c.id RETURNING {_COLUMNS}), "
-            f"{_stat('d', delivery_mode)} SELECT * FROM d"
+            f"{stat} {result}"
         )
-    else:
-        sql = (
-            f"WITH {claim}, gone AS (DELETE FROM {C} mc USING c "
-            f"WHERE mc.message_id = c.id), d AS (DELETE FROM {M} m USING c "
-            f"WHERE m.id = c.id RETURNING {_COLUMNS}), {_stat('d', delivery_mode)} "
-            f"SELECT * FROM d"
-        )
-        if not queue.is_exception:
-            # Single-consumer messages have no consumer rows; skip the extra delete.
-            sql = sql.replace(
-                f", gone AS (DELETE FROM {C} mc USING c WHERE mc.message_id = c.id)",
-                "",
-            )
-    rows = conn.execute(sql, params, prepare=True).fetchall()
-    out = [_row_to_message(r) for r in rows]
-    out.sort(key=lambda m: (m.position.sort_pri, m.position.commit_seq, m.id))
-    return out
+    # Single-consumer messages have no consumer rows; skip the extra delete.
+    gone = f", gone AS (DELETE FROM {C} mc USING c WHERE mc.message_id = c.id)" if copies else ""
+    return (
+        f"WITH {claim}{gone}, d AS (DELETE FROM {M} m USING c "
+        f"WHERE m.id = c.id RETURNING {_COLUMNS}), {stat} {result}"
+    )
 
 
 def _dequeue_consumer(

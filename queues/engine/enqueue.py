@@ -12,7 +12,15 @@ from core.storable import encode_json
 from queues.engine import buffered as buf
 from queues.engine.buffered import PUBLISHING
 from queues.engine.grouping import stamp_groups
-from queues.engine.sets import apply_subscriber_rules, buffer_enqueue_stat_sql, stat_sql
+from queues.engine.sets import (
+    COUNTER_ROWS,
+    apply_subscriber_rules,
+    buffer_enqueue_stat_sql,
+    count_missed,
+    counter_key,
+    stat_sql,
+    stat_update_sql,
+)
 from queues.engine.storage import consumer_leaf, message_leaf
 from queues.engine.topology import queue_info, subscriber_ids, subscriber_rules
 from queues.engine.types import (
@@ -117,20 +125,8 @@ _STAT_ONE_PERSISTENT = """stat AS (
     SELECT %(qid)s, pg_backend_pid() %% {shards}, 1, 0 FROM ins
     ON CONFLICT (queue_id, shard) DO UPDATE SET enqueued = aq_queue_stat.enqueued + 1
 )"""
-# The same when this backend's counter row of the queue is known to exist (_COUNTER_ROWS): a
-# plain UPDATE, where INSERT ... ON CONFLICT DO UPDATE locks the row, then updates it (pgbench,
-# synchronous_commit off: 0.185 against 0.208 ms a statement). It says whether it counted.
-_STAT_ONE_UPDATE = """stat AS (
-    UPDATE aq_queue_stat SET enqueued = enqueued + 1
-    WHERE queue_id = %(qid)s AND shard = pg_backend_pid() %% {shards} AND EXISTS (SELECT FROM ins)
-    RETURNING 1
-)"""
-_STAT_ONE_FALLBACK = stat_sql("qid", "(SELECT 1) AS one", "enqueued")
-# (server, database, queue id, shard) of the counter rows this process has written (a guess:
-# behind a pooler the client's backend pid is not the server's): a row, once made, lives as
-# long as its queue. A row found missing all the same (a rolled-back first enqueue made it) is
-# counted by _STAT_ONE_FALLBACK in the caller's transaction (in autocommit, right after).
-_COUNTER_ROWS: set[tuple[bytes | None, bytes | None, bytes | None, int, int]] = set()
+# The same when this backend's counter row of the queue is known to exist (sets.COUNTER_ROWS).
+_STAT_ONE_UPDATE = f"stat AS ({stat_update_sql('qid', 'ins', 'enqueued', amount='1')})"
 _STAT_ONE_BUFFERED = f"""stat AS (
     INSERT INTO aq_buffer_stat AS s (queue_id, sender, shard, enqueued, last_msgid, last_enq,
                                      state, state_at)
@@ -441,9 +437,8 @@ def _enqueue_one(
             origin=msg.origin_site,
             route=None if msg.route is None else list(msg.route),
         )
-    pg = conn.pgconn
-    counter = (pg.host, pg.port, pg.db, queue.id, pg.backend_pid % STAT_SHARDS)
-    counter_row = not buffered and counter in _COUNTER_ROWS
+    counter = counter_key(conn, queue.id)
+    counter_row = not buffered and counter in COUNTER_ROWS
     sql = _enqueue_one_sql(
         queue.queue_table_id,
         buffered,
@@ -460,27 +455,14 @@ def _enqueue_one(
         raise QueueDisabled(f"Enqueue is disabled on queue {fresh.name}.", field="queue")
     if not buffered:
         if not row[2]:
-            _count_after_all(conn, queue)
-        _COUNTER_ROWS.add(counter)
+            count_missed(conn, queue, "enqueued", 1)
+        COUNTER_ROWS.add(counter)
     ids = [row[0]]
     stamp_groups(conn, queue, ids)  # TRANSACTIONAL queue tables: this transaction's group
     return ids
 
 
 _ALWAYS = frozenset(("qid", "payload"))
-
-
-def _count_after_all(conn: psycopg.Connection, queue: QueueInfo) -> None:
-    """Count a message whose statement found no counter row to update. In a transaction the
-    count commits or rolls back with the message. In autocommit the message is committed
-    already: a failure here is logged, never raised (the caller, told the enqueue failed,
-    would enqueue it again)."""
-    try:
-        conn.execute(_STAT_ONE_FALLBACK, {"qid": queue.id}, prepare=True)
-    except psycopg.Error as exc:
-        if not conn.autocommit:
-            raise
-        log.warning("enqueue counter of queue %s not written: %s", queue.name, exc)
 
 
 def _apply_subscriber_rules(

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from queues.engine.sets import count_down_sql, stat_sql
+from queues.engine.sets import count_down_sql, stat_sql, stat_update_sql
 from queues.engine.storage import consumer_part, message_part
 from queues.engine.types import (
     BUFFERED,
@@ -147,14 +147,18 @@ bstat AS (
 )"""
 
 
-def _stat(src: str, delivery_mode: str = PERSISTENT) -> str:
+def _stat(src: str, delivery_mode: str = PERSISTENT, *, counter_row: bool = False) -> str:
     """The counter CTE(s) for the dequeued rows in ``src``: the dequeue counter of queue
-    ``%(qid)s`` for persistent ones, the buffer's counters (aq_buffer_stat) for buffered ones."""
+    ``%(qid)s`` for persistent ones, the buffer's counters (aq_buffer_stat) for buffered ones.
+    ``counter_row``: this backend's counter row of the queue exists (sets.COUNTER_ROWS), so a
+    persistent dequeue UPDATEs it; the statement then says whether it counted (COUNTED)."""
 
     def buffered(rows: str) -> str:
         return _STAT_BUF.replace("{shards}", str(STAT_SHARDS)).replace("{src}", rows)
 
     if delivery_mode == PERSISTENT:
+        if counter_row:
+            return f"stat AS ({stat_update_sql('qid', src, 'dequeued')})"
         return f"stat AS ({stat_sql('qid', src, 'dequeued')})"
     if delivery_mode == BUFFERED:
         return buffered(src)
@@ -163,6 +167,10 @@ def _stat(src: str, delivery_mode: str = PERSISTENT) -> str:
         f"stat AS ({stat_sql('qid', only.format(src=src, mode=PERSISTENT), 'dequeued')}), "
         + buffered(only.format(src=src, mode=BUFFERED))
     )
+
+
+# The last column of a statement whose counter CTE is stat_update_sql's: did it count?
+COUNTED = "EXISTS (SELECT FROM stat)"
 
 
 def _finish_consumed_sql(

@@ -9,6 +9,7 @@ so nothing outside the engine writes message rows (a test checks it).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,8 @@ import psycopg
 from queues.engine.buffered import PUBLISHING
 from queues.engine.storage import consumer_leaf, consumer_part, message_leaf, message_part
 from queues.engine.types import BUFFERED, PERSISTENT, STAT_SHARDS, QueueInfo
+
+log = logging.getLogger(__name__)
 
 # A consumer row with a lock_token is leased; one with only locked_until waits out a retry delay.
 FREE_COPY = "(mc.locked_until IS NULL OR (mc.lock_token IS NULL AND mc.locked_until <= now()))"
@@ -49,6 +52,57 @@ def stat_sql(qid_param: str, src: str, column: str) -> str:
         f"HAVING count(*) > 0 ON CONFLICT (queue_id, shard) "
         f"DO UPDATE SET {column} = aq_queue_stat.{column} + EXCLUDED.{column}"
     )
+
+
+# (server, database, queue id, shard) of the counter rows this process has written (a guess:
+# behind a pooler the client's backend pid is not the server's). A row, once made, lives as long
+# as its queue, so a later statement of that backend may UPDATE it (stat_update_sql) rather than
+# upsert it: INSERT ... ON CONFLICT DO UPDATE locks the row, then updates it (pgbench,
+# synchronous_commit off: 0.208 against 0.185 ms a single enqueue). A row found missing all the
+# same (a rolled-back first statement made it) is counted by count_missed.
+COUNTER_ROWS: set[tuple[bytes | None, bytes | None, bytes | None, int, int]] = set()
+
+
+def counter_key(
+    conn: psycopg.Connection, queue_id: int
+) -> tuple[bytes | None, bytes | None, bytes | None, int, int]:
+    """The :data:`COUNTER_ROWS` key of this connection's counter row of ``queue_id``."""
+    pg = conn.pgconn
+    return (pg.host, pg.port, pg.db, queue_id, pg.backend_pid % STAT_SHARDS)
+
+
+def stat_update_sql(qid_param: str, src: str, column: str, amount: str = "") -> str:
+    """UPDATE of this backend's existing counter row of queue ``%(qid_param)s``, adding
+    ``amount`` (default ``count(*)`` of ``src``) when ``src`` has rows; ``RETURNING 1``, so the
+    statement around it (a CTE ``stat``) says whether it counted: ``EXISTS (SELECT FROM stat)``.
+    Use it only for a row in :data:`COUNTER_ROWS`, and :func:`count_missed` when it did not."""
+    if column not in ("enqueued", "dequeued"):
+        raise ValueError(column)
+    amount = amount or f"(SELECT count(*) FROM {src})"
+    return (
+        f"UPDATE aq_queue_stat SET {column} = {column} + {amount} "
+        f"WHERE queue_id = %({qid_param})s AND shard = pg_backend_pid() %% {STAT_SHARDS} "
+        f"AND EXISTS (SELECT FROM {src}) RETURNING 1"
+    )
+
+
+_MISSED = {
+    column: stat_sql("qid", "generate_series(1, %(n)s::int) AS g", column)
+    for column in ("enqueued", "dequeued")
+}
+
+
+def count_missed(conn: psycopg.Connection, queue: QueueInfo, column: str, n: int) -> None:
+    """Count ``n`` messages whose statement found no counter row to update. In a transaction the
+    count commits or rolls back with them. In autocommit they are committed already: a failure
+    here is logged, never raised (the caller, told the call failed, would repeat it: a message
+    enqueued twice, or one dequeued it never received)."""
+    try:
+        conn.execute(_MISSED[column], {"qid": queue.id, "n": n}, prepare=True)
+    except psycopg.Error as exc:
+        if not conn.autocommit:
+            raise
+        log.warning("%s counter of queue %s not written: %s", column, queue.name, exc)
 
 
 def buffer_enqueue_stat_sql(qid_param: str, src: str) -> str:

@@ -1,0 +1,175 @@
+"""The counters (aq_queue_stat) count every committed single enqueue and every committed
+dequeue exactly once, whether the statement updates this backend's counter row or has to make
+it, and when a row the engine saw is gone (a rolled-back first statement made it, or it was
+deleted)."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from queues import engine, services
+
+from .helpers import LIVE, make_queue, msg
+
+
+def _counted(queue_id: int, column: str = "enqueued") -> int:
+    with psycopg.connect(services.conninfo()) as c:
+        row = c.execute(
+            f"SELECT coalesce(sum({column}), 0) FROM aq_queue_stat WHERE queue_id = %s",
+            (queue_id,),
+        ).fetchone()
+    return int(row[0])
+
+
+def _enqueued(queue_id: int) -> int:
+    return _counted(queue_id, "enqueued")
+
+
+def _dequeued(queue_id: int) -> int:
+    return _counted(queue_id, "dequeued")
+
+
+@LIVE
+def test_committed_single_enqueues_are_counted_once_each(admin_user) -> None:
+    queue = make_queue(admin_user, "COUNTED")
+    with psycopg.connect(services.conninfo(), autocommit=True) as auto:
+        info = engine.queue_info(auto, queue.pk)
+        for i in range(5):  # the first makes the row, the others update it
+            engine.enqueue(auto, info, [msg({"n": i})])
+        assert _enqueued(queue.pk) == 5
+
+        with psycopg.connect(services.conninfo()) as txn:
+            engine.enqueue(txn, info, [msg({"n": "undone"})])
+            txn.rollback()
+        assert _enqueued(queue.pk) == 5
+
+        # The rows go (as if never made): the next enqueue, which expects its row, counts anyway.
+        with psycopg.connect(services.conninfo(), autocommit=True) as c:
+            c.execute("DELETE FROM aq_queue_stat WHERE queue_id = %s", (queue.pk,))
+        engine.enqueue(auto, info, [msg({"n": 6})])
+        assert _enqueued(queue.pk) == 1
+
+
+@LIVE
+def test_a_first_enqueue_rolled_back_leaves_the_next_one_counted(admin_user) -> None:
+    queue = make_queue(admin_user, "UNDONE")
+    with psycopg.connect(services.conninfo()) as conn:
+        info = engine.queue_info(conn, queue.pk)
+        engine.enqueue(conn, info, [msg({"n": 1})])  # makes the counter row...
+        conn.rollback()  # ...which goes with it
+        engine.enqueue(conn, info, [msg({"n": 2})])
+        conn.commit()
+        assert _enqueued(queue.pk) == 1
+        engine.enqueue(conn, info, [msg({"n": 3})])
+        conn.commit()
+    assert _enqueued(queue.pk) == 2
+
+
+@LIVE
+def test_an_autocommit_enqueue_whose_counter_cannot_be_written_still_succeeds(
+    admin_user, caplog
+) -> None:
+    """In autocommit the message is committed before the fallback counts it: a fallback that
+    fails (here: blocked past lock_timeout by another session's uncommitted counter row) is
+    logged, and the enqueue returns its id rather than an error a caller would retry."""
+    queue = make_queue(admin_user, "BLOCKED")
+    with (
+        psycopg.connect(services.conninfo(), autocommit=True) as auto,
+        psycopg.connect(services.conninfo()) as other,
+    ):
+        info = engine.queue_info(auto, queue.pk)
+        engine.enqueue(auto, info, [msg({"n": 1})])  # the engine now expects its row
+        auto.execute("DELETE FROM aq_queue_stat WHERE queue_id = %s", (queue.pk,))
+        shard = auto.info.backend_pid % engine.STAT_SHARDS
+        other.execute(  # the same row, made and not committed: the fallback waits for it
+            "INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued) VALUES (%s, %s, 0, 0)",
+            (queue.pk, shard),
+        )
+        auto.execute("SET lock_timeout = '300ms'")
+        with caplog.at_level("WARNING", logger="queues.engine.sets"):
+            [mid] = engine.enqueue(auto, info, [msg({"n": 2})])
+        other.rollback()
+        assert "enqueued counter of queue BLOCKED not written" in caplog.text
+        stored = auto.execute("SELECT payload FROM aq_message WHERE id = %s", (mid,)).fetchone()
+        assert stored == ({"n": 2},)
+
+
+@LIVE
+@pytest.mark.parametrize("retention", [0, 3600], ids=["deleted", "kept_as_processed"])
+def test_committed_dequeues_are_counted_once_each(admin_user, retention: int) -> None:
+    queue = make_queue(admin_user, f"TAKEN_{retention}", retention_time=retention)
+    with psycopg.connect(services.conninfo(), autocommit=True) as auto:
+        info = engine.queue_info(auto, queue.pk)
+        engine.enqueue(auto, info, [msg({"n": i}) for i in range(12)])
+        for _ in range(4):  # the first makes the row, the others update it
+            assert len(engine.dequeue(auto, info, mode=engine.REMOVE)) == 1
+        assert len(engine.dequeue(auto, info, mode=engine.REMOVE, batch=3)) == 3
+        assert _dequeued(queue.pk) == 7
+
+        with psycopg.connect(services.conninfo()) as txn:
+            assert len(engine.dequeue(txn, info, mode=engine.REMOVE, batch=2)) == 2
+            txn.rollback()
+        assert _dequeued(queue.pk) == 7
+        assert engine.dequeue(auto, info, mode=engine.REMOVE, batch=10) != []  # the 5 left
+        assert _dequeued(queue.pk) == 12
+
+        # An empty queue counts nothing, with the row known or not.
+        assert engine.dequeue(auto, info, mode=engine.REMOVE) == []
+        assert _dequeued(queue.pk) == 12
+
+        # The rows go: the next dequeue, which expects its row, counts anyway.
+        engine.enqueue(auto, info, [msg({"n": i}) for i in range(2)])
+        auto.execute("DELETE FROM aq_queue_stat WHERE queue_id = %s", (queue.pk,))
+        assert len(engine.dequeue(auto, info, mode=engine.REMOVE, batch=2)) == 2
+        assert _dequeued(queue.pk) == 2
+
+
+@LIVE
+def test_a_first_dequeue_rolled_back_leaves_the_next_one_counted(admin_user) -> None:
+    queue = make_queue(admin_user, "UNTAKEN")
+    with psycopg.connect(services.conninfo()) as conn:
+        info = engine.queue_info(conn, queue.pk)
+        engine.enqueue(conn, info, [msg({"n": i}) for i in range(3)])
+        # Without the enqueue's counter row (which a dequeue would update), so that:
+        conn.execute("DELETE FROM aq_queue_stat WHERE queue_id = %s", (queue.pk,))
+        conn.commit()
+        assert len(engine.dequeue(conn, info, mode=engine.REMOVE)) == 1  # makes the row...
+        conn.rollback()  # ...which goes with it, and the message comes back
+        assert len(engine.dequeue(conn, info, mode=engine.REMOVE, batch=2)) == 2
+        conn.commit()
+        assert _dequeued(queue.pk) == 2
+        assert len(engine.dequeue(conn, info, mode=engine.REMOVE)) == 1
+        conn.commit()
+    assert _dequeued(queue.pk) == 3
+
+
+@LIVE
+def test_an_autocommit_dequeue_whose_counter_cannot_be_written_still_returns_it(
+    admin_user, caplog
+) -> None:
+    """The dequeued message is gone when the fallback counts it: a fallback that fails is logged,
+    and the dequeue returns the message rather than an error (its caller would never get it)."""
+    queue = make_queue(admin_user, "BLOCKED_DQ")
+    with (
+        psycopg.connect(services.conninfo(), autocommit=True) as auto,
+        psycopg.connect(services.conninfo()) as other,
+    ):
+        info = engine.queue_info(auto, queue.pk)
+        [first, second] = engine.enqueue(auto, info, [msg({"n": 1}), msg({"n": 2})])
+        assert [m.id for m in engine.dequeue(auto, info, mode=engine.REMOVE)] == [first]
+        auto.execute("DELETE FROM aq_queue_stat WHERE queue_id = %s", (queue.pk,))
+        shard = auto.info.backend_pid % engine.STAT_SHARDS
+        other.execute(  # the same row, made and not committed: the fallback waits for it
+            "INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued) VALUES (%s, %s, 0, 0)",
+            (queue.pk, shard),
+        )
+        auto.execute("SET lock_timeout = '300ms'")
+        with caplog.at_level("WARNING", logger="queues.engine.sets"):
+            got = engine.dequeue(auto, info, mode=engine.REMOVE)
+        other.rollback()
+        assert [m.id for m in got] == [second]
+        assert got[0].payload == {"n": 2}
+        assert "dequeued counter of queue BLOCKED_DQ not written" in caplog.text
+        left = auto.execute("SELECT count(*) FROM aq_message WHERE queue_id = %s", (queue.pk,))
+        assert left.fetchone() == (0,)
