@@ -14,14 +14,13 @@ from queues.engine import grouping
 from queues.engine.listen import Listener
 from queues.engine.rows import (
     _COLUMNS,
-    COUNTED,
     _candidate_filter,
     _finish_consumed_sql,
     _row_to_message,
     _sources,
     _stat,
 )
-from queues.engine.sets import COUNTER_ROWS, count_missed, counter_key
+from queues.engine.sets import COUNTED, COUNTER_ROWS, count_missed, counter_key
 from queues.engine.topology import rule_sql, subscriber_id
 from queues.engine.types import (
     BROWSE,

@@ -13,6 +13,7 @@ from queues.engine import buffered as buf
 from queues.engine.buffered import PUBLISHING
 from queues.engine.grouping import stamp_groups
 from queues.engine.sets import (
+    COUNTED,
     COUNTER_ROWS,
     apply_subscriber_rules,
     buffer_enqueue_stat_sql,
@@ -198,7 +199,7 @@ def _enqueue_one_sql(
     if buffered:
         stat, counted = _STAT_ONE_BUFFERED, "true"
     elif counter_row:
-        stat, counted = _STAT_ONE_UPDATE, "EXISTS (SELECT FROM stat)"
+        stat, counted = _STAT_ONE_UPDATE, COUNTED
     else:
         stat, counted = _STAT_ONE_PERSISTENT, "true"
     sql = _ENQUEUE_ONE_TEMPLATE.replace("{stat}", stat).replace("{counted}", counted)

@@ -151,7 +151,7 @@ def _stat(src: str, delivery_mode: str = PERSISTENT, *, counter_row: bool = Fals
     """The counter CTE(s) for the dequeued rows in ``src``: the dequeue counter of queue
     ``%(qid)s`` for persistent ones, the buffer's counters (aq_buffer_stat) for buffered ones.
     ``counter_row``: this backend's counter row of the queue exists (sets.COUNTER_ROWS), so a
-    persistent dequeue UPDATEs it; the statement then says whether it counted (COUNTED)."""
+    persistent dequeue UPDATEs it; the statement then says whether it counted (sets.COUNTED)."""
 
     def buffered(rows: str) -> str:
         return _STAT_BUF.replace("{shards}", str(STAT_SHARDS)).replace("{src}", rows)
@@ -167,10 +167,6 @@ def _stat(src: str, delivery_mode: str = PERSISTENT, *, counter_row: bool = Fals
         f"stat AS ({stat_sql('qid', only.format(src=src, mode=PERSISTENT), 'dequeued')}), "
         + buffered(only.format(src=src, mode=BUFFERED))
     )
-
-
-# The last column of a statement whose counter CTE is stat_update_sql's: did it count?
-COUNTED = "EXISTS (SELECT FROM stat)"
 
 
 def _finish_consumed_sql(

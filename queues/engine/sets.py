@@ -60,25 +60,26 @@ def stat_sql(qid_param: str, src: str, column: str) -> str:
 # upsert it: INSERT ... ON CONFLICT DO UPDATE locks the row, then updates it (pgbench,
 # synchronous_commit off: 0.208 against 0.185 ms a single enqueue). A row found missing all the
 # same (a rolled-back first statement made it) is counted by count_missed.
-COUNTER_ROWS: set[tuple[bytes | None, bytes | None, bytes | None, int, int]] = set()
+COUNTER_ROWS: set[tuple[bytes, bytes, bytes, int, int]] = set()
+# The last column of a statement whose counter CTE ``stat`` is stat_update_sql's: did it count?
+COUNTED = "EXISTS (SELECT FROM stat)"
 
 
-def counter_key(
-    conn: psycopg.Connection, queue_id: int
-) -> tuple[bytes | None, bytes | None, bytes | None, int, int]:
+def counter_key(conn: psycopg.Connection, queue_id: int) -> tuple[bytes, bytes, bytes, int, int]:
     """The :data:`COUNTER_ROWS` key of this connection's counter row of ``queue_id``."""
     pg = conn.pgconn
     return (pg.host, pg.port, pg.db, queue_id, pg.backend_pid % STAT_SHARDS)
 
 
-def stat_update_sql(qid_param: str, src: str, column: str, amount: str = "") -> str:
+def stat_update_sql(qid_param: str, src: str, column: str, amount: str | None = None) -> str:
     """UPDATE of this backend's existing counter row of queue ``%(qid_param)s``, adding
     ``amount`` (default ``count(*)`` of ``src``) when ``src`` has rows; ``RETURNING 1``, so the
-    statement around it (a CTE ``stat``) says whether it counted: ``EXISTS (SELECT FROM stat)``.
-    Use it only for a row in :data:`COUNTER_ROWS`, and :func:`count_missed` when it did not."""
+    statement around it (a CTE ``stat``) says whether it counted (:data:`COUNTED`). Use it only
+    for a row in :data:`COUNTER_ROWS`, and :func:`count_missed` when it did not count."""
     if column not in ("enqueued", "dequeued"):
         raise ValueError(column)
-    amount = amount or f"(SELECT count(*) FROM {src})"
+    if amount is None:
+        amount = f"(SELECT count(*) FROM {src})"
     return (
         f"UPDATE aq_queue_stat SET {column} = {column} + {amount} "
         f"WHERE queue_id = %({qid_param})s AND shard = pg_backend_pid() %% {STAT_SHARDS} "
@@ -93,14 +94,17 @@ _MISSED = {
 
 
 def count_missed(conn: psycopg.Connection, queue: QueueInfo, column: str, n: int) -> None:
-    """Count ``n`` messages whose statement found no counter row to update. In a transaction the
-    count commits or rolls back with them. In autocommit they are committed already: a failure
-    here is logged, never raised (the caller, told the call failed, would repeat it: a message
-    enqueued twice, or one dequeued it never received)."""
+    """Count ``n`` messages whose statement found no counter row to update. In a transaction
+    (autocommit off, or a ``conn.transaction()`` block on an autocommit connection) the count
+    commits or rolls back with them, and a failure is raised: the transaction is aborted, so
+    its messages are not kept. Outside one, the statement that took them has committed: a
+    failure is logged, never raised (the caller, told the call failed, would repeat it: a
+    message enqueued twice, or one dequeued it never received)."""
+    committed = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
     try:
         conn.execute(_MISSED[column], {"qid": queue.id, "n": n}, prepare=True)
     except psycopg.Error as exc:
-        if not conn.autocommit:
+        if not committed:
             raise
         log.warning("%s counter of queue %s not written: %s", column, queue.name, exc)
 

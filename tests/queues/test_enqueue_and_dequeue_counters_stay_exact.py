@@ -5,10 +5,13 @@ deleted)."""
 
 from __future__ import annotations
 
+import importlib
+
 import psycopg
 import pytest
 
 from queues import engine, services
+from queues.engine import sets
 
 from .helpers import LIVE, make_queue, msg
 
@@ -22,6 +25,29 @@ def _counted(queue_id: int, column: str = "enqueued") -> int:
     return int(row[0])
 
 
+def _count_missed_calls(monkeypatch) -> list[tuple]:
+    """Record the fallback's calls, and check that every statement built meanwhile updates the
+    counter row rather than upserting it (the engine's modules import these by name)."""
+    calls: list[tuple] = []
+
+    def record(*args: object) -> None:
+        calls.append(args)
+        sets.count_missed(*args)
+
+    # By module object: queues.engine re-exports functions named like these modules.
+    for name, builder in (("enqueue", "_enqueue_one_sql"), ("dequeue", "_take_sql")):
+        module = importlib.import_module(f"queues.engine.{name}")
+        monkeypatch.setattr(module, "count_missed", record)
+        real = getattr(module, builder)
+
+        def build(*args: object, _real=real, **kw: object) -> str:
+            assert kw["counter_row"] is True, "the statement upserts a row the engine knows"
+            return _real(*args, **kw)
+
+        monkeypatch.setattr(module, builder, build)
+    return calls
+
+
 def _enqueued(queue_id: int) -> int:
     return _counted(queue_id, "enqueued")
 
@@ -31,12 +57,17 @@ def _dequeued(queue_id: int) -> int:
 
 
 @LIVE
-def test_committed_single_enqueues_are_counted_once_each(admin_user) -> None:
+def test_committed_single_enqueues_are_counted_once_each(admin_user, monkeypatch) -> None:
     queue = make_queue(admin_user, "COUNTED")
     with psycopg.connect(services.conninfo(), autocommit=True) as auto:
         info = engine.queue_info(auto, queue.pk)
-        for i in range(5):  # the first makes the row, the others update it
+        engine.enqueue(auto, info, [msg({"n": 0})])  # makes the row
+        assert sets.counter_key(auto, queue.pk) in sets.COUNTER_ROWS
+        missed = _count_missed_calls(monkeypatch)
+        for i in range(1, 5):  # the others update it, with no fallback
             engine.enqueue(auto, info, [msg({"n": i})])
+        assert missed == []
+        monkeypatch.undo()
         assert _enqueued(queue.pk) == 5
 
         with psycopg.connect(services.conninfo()) as txn:
@@ -97,14 +128,19 @@ def test_an_autocommit_enqueue_whose_counter_cannot_be_written_still_succeeds(
 
 @LIVE
 @pytest.mark.parametrize("retention", [0, 3600], ids=["deleted", "kept_as_processed"])
-def test_committed_dequeues_are_counted_once_each(admin_user, retention: int) -> None:
+def test_committed_dequeues_are_counted_once_each(admin_user, monkeypatch, retention: int) -> None:
     queue = make_queue(admin_user, f"TAKEN_{retention}", retention_time=retention)
     with psycopg.connect(services.conninfo(), autocommit=True) as auto:
         info = engine.queue_info(auto, queue.pk)
         engine.enqueue(auto, info, [msg({"n": i}) for i in range(12)])
-        for _ in range(4):  # the first makes the row, the others update it
+        assert len(engine.dequeue(auto, info, mode=engine.REMOVE)) == 1  # makes (or finds) the row
+        assert sets.counter_key(auto, queue.pk) in sets.COUNTER_ROWS
+        missed = _count_missed_calls(monkeypatch)
+        for _ in range(3):  # the others update it, with no fallback
             assert len(engine.dequeue(auto, info, mode=engine.REMOVE)) == 1
         assert len(engine.dequeue(auto, info, mode=engine.REMOVE, batch=3)) == 3
+        assert missed == []
+        monkeypatch.undo()
         assert _dequeued(queue.pk) == 7
 
         with psycopg.connect(services.conninfo()) as txn:
@@ -173,3 +209,59 @@ def test_an_autocommit_dequeue_whose_counter_cannot_be_written_still_returns_it(
         assert "dequeued counter of queue BLOCKED_DQ not written" in caplog.text
         left = auto.execute("SELECT count(*) FROM aq_message WHERE queue_id = %s", (queue.pk,))
         assert left.fetchone() == (0,)
+
+
+def _block_the_fallback(auto: psycopg.Connection, other: psycopg.Connection, queue_id: int) -> None:
+    """Delete the queue's counter rows and hold this backend's row uncommitted in ``other``, so
+    the engine's UPDATE counts nothing and its fallback waits past lock_timeout."""
+    auto.execute("DELETE FROM aq_queue_stat WHERE queue_id = %s", (queue_id,))
+    other.execute(
+        "INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued) VALUES (%s, %s, 0, 0)",
+        (queue_id, auto.info.backend_pid % engine.STAT_SHARDS),
+    )
+    auto.execute("SET lock_timeout = '300ms'")
+
+
+@LIVE
+@pytest.mark.parametrize("call", ["enqueue", "dequeue"])
+def test_a_fallback_that_cannot_write_in_a_transaction_block_raises(admin_user, call) -> None:
+    """``with conn.transaction()`` on an autocommit connection is a transaction all the same: a
+    failed fallback aborts it, so the engine raises rather than report messages that the block's
+    COMMIT (answered by ROLLBACK) does not keep."""
+    queue = make_queue(admin_user, f"BLOCK_TX_{call.upper()}")
+    with (
+        psycopg.connect(services.conninfo(), autocommit=True) as auto,
+        psycopg.connect(services.conninfo()) as other,
+    ):
+        info = engine.queue_info(auto, queue.pk)
+        engine.enqueue(auto, info, [msg({"n": 1})])
+        assert len(engine.dequeue(auto, info, mode=engine.REMOVE)) == 1  # the row is known
+        engine.enqueue(auto, info, [msg({"n": 2})])
+        _block_the_fallback(auto, other, queue.pk)
+        with pytest.raises(psycopg.errors.LockNotAvailable), auto.transaction():
+            if call == "enqueue":
+                engine.enqueue(auto, info, [msg({"n": 3})])
+            else:
+                engine.dequeue(auto, info, mode=engine.REMOVE)
+        other.rollback()
+        left = auto.execute("SELECT payload FROM aq_message WHERE queue_id = %s", (queue.pk,))
+        assert left.fetchall() == [({"n": 2},)]  # nothing enqueued, nothing taken
+
+
+@LIVE
+def test_exception_queue_dequeues_are_counted_once_each(admin_user, monkeypatch) -> None:
+    """The exception queue's statement also deletes the failed subscribers' copies; it counts
+    in the exception queue's own counter row, updated after the first dequeue."""
+    queue = make_queue(admin_user, "FAILED_ONES")
+    with psycopg.connect(services.conninfo(), autocommit=True) as auto:
+        info = engine.queue_info(auto, queue.pk)
+        ids = engine.enqueue(auto, info, [msg({"n": i}) for i in range(4)])
+        assert engine.move_to_exception_queue(auto, ids, "test") == 4
+        exq = engine.queue_info(auto, queue.exception_queue_id)
+        assert [m.id for m in engine.dequeue(auto, exq, mode=engine.REMOVE)] == ids[:1]
+        missed = _count_missed_calls(monkeypatch)
+        assert [m.id for m in engine.dequeue(auto, exq, mode=engine.REMOVE, batch=2)] == ids[1:3]
+        assert missed == []
+        monkeypatch.undo()
+        assert _dequeued(exq.id) == 3
+        assert _dequeued(queue.pk) == 0
