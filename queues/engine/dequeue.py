@@ -10,7 +10,7 @@ from uuid import UUID
 import psycopg
 
 from queues.engine import buffered as buf
-from queues.engine import grouping
+from queues.engine import cursors, grouping
 from queues.engine.listen import Listener
 from queues.engine.rows import (
     _COLUMNS,
@@ -248,7 +248,10 @@ def _dequeue_once(
         # A browse must not hand out another dequeuer's lease token.
         cols = _COLUMNS.replace("m.lock_token", "NULL::uuid")
         sql = f"SELECT {cols} FROM {M} m WHERE {where} ORDER BY {order} LIMIT %(n)s"
-        return [_row_to_message(r) for r in conn.execute(sql, params, prepare=True).fetchall()]
+        return [
+            _row_to_message(r)
+            for r in cursors.execute(conn, sql, params, rows=params["n"]).fetchall()
+        ]
 
     if mode == LOCKED:
         params["lease"] = lease_seconds
@@ -266,7 +269,7 @@ def _dequeue_once(
         delivery_mode=delivery_mode,
         counter_row=counter_row,
     )
-    rows = conn.execute(sql, params, prepare=True).fetchall()
+    rows = cursors.execute(conn, sql, params, rows=batch).fetchall()
     if counter_row:
         if rows and not rows[0][-1]:
             count_missed(conn, queue, "dequeued", len(rows))
@@ -343,7 +346,10 @@ def _dequeue_consumer(
     if mode == BROWSE:
         cols = _COLUMNS.replace("m.lock_token", "NULL::uuid")
         sql = f"SELECT {cols} {base} ORDER BY {order} LIMIT %(n)s"
-        return [_row_to_message(r) for r in conn.execute(sql, params, prepare=True).fetchall()]
+        return [
+            _row_to_message(r)
+            for r in cursors.execute(conn, sql, params, rows=params["n"]).fetchall()
+        ]
     claim = (
         f"c AS (SELECT mc.id AS cid, m.id AS mid {base} AND {free} ORDER BY {order} "
         f"LIMIT %(n)s FOR UPDATE OF mc SKIP LOCKED)"
@@ -357,13 +363,13 @@ def _dequeue_consumer(
             f"SELECT {_COLUMNS.replace('m.lock_token', 'l.lock_token')} "
             f"FROM l JOIN {M} m ON m.id = l.message_id"
         )
-        rows = conn.execute(sql, params, prepare=True).fetchall()
+        rows = cursors.execute(conn, sql, params, rows=params["n"]).fetchall()
     else:
         sql = (
             f"WITH {claim}, d AS (DELETE FROM {C} mc USING c WHERE mc.id = c.cid "
             f"RETURNING mc.message_id) {_finish_consumed_sql('d', M, delivery_mode)}"
         )
-        rows = conn.execute(sql, params, prepare=True).fetchall()
+        rows = cursors.execute(conn, sql, params, rows=params["n"]).fetchall()
     out = [_row_to_message(r) for r in rows]
     if mode == REMOVE and delivery_mode != PERSISTENT:
         taken = [m for m in out if m.delivery_mode == BUFFERED]

@@ -10,6 +10,7 @@ import psycopg
 
 from core.storable import encode_json
 from queues.engine import buffered as buf
+from queues.engine import cursors
 from queues.engine.buffered import PUBLISHING
 from queues.engine.grouping import stamp_groups
 from queues.engine.sets import (
@@ -383,7 +384,7 @@ def _enqueue(
         "channel": queue.channel,
     }
     sql = _enqueue_sql(queue.queue_table_id, buffered, props)
-    row = conn.execute(sql, params, prepare=True).fetchone()
+    row = cursors.execute(conn, sql, params).fetchone()
     ids = row[0] if row and row[0] else []
     if len(ids) != len(messages):
         # The queue was stopped or dropped between reading it and inserting.
@@ -449,7 +450,7 @@ def _enqueue_one(
         commit_time=queue.commit_time,
         counter_row=counter_row,
     )
-    row = conn.execute(sql, params, prepare=True).fetchone()
+    row = cursors.execute(conn, sql, params).fetchone()
     if row is None:
         # The queue was stopped or dropped between reading it and inserting.
         fresh = queue_info(conn, queue.id)
