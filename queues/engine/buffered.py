@@ -31,6 +31,7 @@ enqueues since then are added, so one publisher is held exactly and several with
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import weakref
@@ -149,6 +150,17 @@ def configure(**values: float) -> PoolConfig:
 _tls = threading.local()
 
 
+class _OwnConnections(dict[tuple[str, str | None], psycopg.Connection]):
+    """A thread's own connections, closed when the thread ends (its thread-local data goes):
+    the engine's kept cursor (queues/engine/cursors.py) ties a connection in a reference cycle,
+    which only the garbage collector would free, leaving the server session open meanwhile."""
+
+    def __del__(self) -> None:
+        for own in self.values():
+            with contextlib.suppress(Exception):  # a finaliser must not raise (interpreter exit)
+                own.close()
+
+
 def own_connection(conn: psycopg.Connection) -> psycopg.Connection:
     """This thread's autocommit connection to the server and database of ``conn`` (same user and
     password), opened on first use and again if it broke."""
@@ -159,7 +171,7 @@ def own_connection(conn: psycopg.Connection) -> psycopg.Connection:
         return last[1]
     info = conn.info
     key = (info.dsn, info.password)
-    conns: dict[tuple[str, str | None], psycopg.Connection] = _tls.__dict__.setdefault("conns", {})
+    conns: _OwnConnections = _tls.__dict__.setdefault("conns", _OwnConnections())
     own = conns.get(key)
     if own is None or own.closed or own.broken:
         dsn = make_conninfo(info.dsn, password=info.password) if info.password else info.dsn

@@ -248,10 +248,7 @@ def _dequeue_once(
         # A browse must not hand out another dequeuer's lease token.
         cols = _COLUMNS.replace("m.lock_token", "NULL::uuid")
         sql = f"SELECT {cols} FROM {M} m WHERE {where} ORDER BY {order} LIMIT %(n)s"
-        return [
-            _row_to_message(r)
-            for r in cursors.execute(conn, sql, params, rows=params["n"]).fetchall()
-        ]
+        return [_row_to_message(r) for r in conn.execute(sql, params, prepare=True).fetchall()]
 
     if mode == LOCKED:
         params["lease"] = lease_seconds
@@ -346,10 +343,7 @@ def _dequeue_consumer(
     if mode == BROWSE:
         cols = _COLUMNS.replace("m.lock_token", "NULL::uuid")
         sql = f"SELECT {cols} {base} ORDER BY {order} LIMIT %(n)s"
-        return [
-            _row_to_message(r)
-            for r in cursors.execute(conn, sql, params, rows=params["n"]).fetchall()
-        ]
+        return [_row_to_message(r) for r in conn.execute(sql, params, prepare=True).fetchall()]
     claim = (
         f"c AS (SELECT mc.id AS cid, m.id AS mid {base} AND {free} ORDER BY {order} "
         f"LIMIT %(n)s FOR UPDATE OF mc SKIP LOCKED)"
@@ -363,13 +357,13 @@ def _dequeue_consumer(
             f"SELECT {_COLUMNS.replace('m.lock_token', 'l.lock_token')} "
             f"FROM l JOIN {M} m ON m.id = l.message_id"
         )
-        rows = cursors.execute(conn, sql, params, rows=params["n"]).fetchall()
+        rows = conn.execute(sql, params, prepare=True).fetchall()
     else:
         sql = (
             f"WITH {claim}, d AS (DELETE FROM {C} mc USING c WHERE mc.id = c.cid "
             f"RETURNING mc.message_id) {_finish_consumed_sql('d', M, delivery_mode)}"
         )
-        rows = cursors.execute(conn, sql, params, rows=params["n"]).fetchall()
+        rows = conn.execute(sql, params, prepare=True).fetchall()
     out = [_row_to_message(r) for r in rows]
     if mode == REMOVE and delivery_mode != PERSISTENT:
         taken = [m for m in out if m.delivery_mode == BUFFERED]

@@ -7,7 +7,6 @@ from typing import Any
 
 import psycopg
 
-from queues.engine import cursors
 from queues.engine.buffered import subscriber_dequeue_stat_sql
 from queues.engine.rows import _candidate_filter, _sources, _stat
 from queues.engine.sets import FREE_COPY, count_down_sql, insert_copies_sql
@@ -111,5 +110,5 @@ def transfer(
            CASE WHEN count(*) > 0 THEN pg_notify(%(channel)s, '') END
     FROM ins
     """
-    taken, moved, size, _ = cursors.execute(conn, sql, params).fetchone()
+    taken, moved, size, _ = conn.execute(sql, params, prepare=True).fetchone()
     return TransferResult(int(taken), int(moved), int(size))
