@@ -97,6 +97,17 @@ def test_a_first_enqueue_rolled_back_leaves_the_next_one_counted(admin_user) -> 
     assert _enqueued(queue.pk) == 2
 
 
+def _block_the_fallback(auto: psycopg.Connection, other: psycopg.Connection, queue_id: int) -> None:
+    """Delete the queue's counter rows and hold this backend's row uncommitted in ``other``, so
+    the engine's UPDATE counts nothing and its fallback waits past lock_timeout."""
+    auto.execute("DELETE FROM aq_queue_stat WHERE queue_id = %s", (queue_id,))
+    other.execute(
+        "INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued) VALUES (%s, %s, 0, 0)",
+        (queue_id, auto.info.backend_pid % engine.STAT_SHARDS),
+    )
+    auto.execute("SET lock_timeout = '300ms'")
+
+
 @LIVE
 def test_an_autocommit_enqueue_whose_counter_cannot_be_written_still_succeeds(
     admin_user, caplog
@@ -111,13 +122,7 @@ def test_an_autocommit_enqueue_whose_counter_cannot_be_written_still_succeeds(
     ):
         info = engine.queue_info(auto, queue.pk)
         engine.enqueue(auto, info, [msg({"n": 1})])  # the engine now expects its row
-        auto.execute("DELETE FROM aq_queue_stat WHERE queue_id = %s", (queue.pk,))
-        shard = auto.info.backend_pid % engine.STAT_SHARDS
-        other.execute(  # the same row, made and not committed: the fallback waits for it
-            "INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued) VALUES (%s, %s, 0, 0)",
-            (queue.pk, shard),
-        )
-        auto.execute("SET lock_timeout = '300ms'")
+        _block_the_fallback(auto, other, queue.pk)
         with caplog.at_level("WARNING", logger="queues.engine.sets"):
             [mid] = engine.enqueue(auto, info, [msg({"n": 2})])
         other.rollback()
@@ -194,13 +199,7 @@ def test_an_autocommit_dequeue_whose_counter_cannot_be_written_still_returns_it(
         info = engine.queue_info(auto, queue.pk)
         [first, second] = engine.enqueue(auto, info, [msg({"n": 1}), msg({"n": 2})])
         assert [m.id for m in engine.dequeue(auto, info, mode=engine.REMOVE)] == [first]
-        auto.execute("DELETE FROM aq_queue_stat WHERE queue_id = %s", (queue.pk,))
-        shard = auto.info.backend_pid % engine.STAT_SHARDS
-        other.execute(  # the same row, made and not committed: the fallback waits for it
-            "INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued) VALUES (%s, %s, 0, 0)",
-            (queue.pk, shard),
-        )
-        auto.execute("SET lock_timeout = '300ms'")
+        _block_the_fallback(auto, other, queue.pk)
         with caplog.at_level("WARNING", logger="queues.engine.sets"):
             got = engine.dequeue(auto, info, mode=engine.REMOVE)
         other.rollback()
@@ -209,17 +208,6 @@ def test_an_autocommit_dequeue_whose_counter_cannot_be_written_still_returns_it(
         assert "dequeued counter of queue BLOCKED_DQ not written" in caplog.text
         left = auto.execute("SELECT count(*) FROM aq_message WHERE queue_id = %s", (queue.pk,))
         assert left.fetchone() == (0,)
-
-
-def _block_the_fallback(auto: psycopg.Connection, other: psycopg.Connection, queue_id: int) -> None:
-    """Delete the queue's counter rows and hold this backend's row uncommitted in ``other``, so
-    the engine's UPDATE counts nothing and its fallback waits past lock_timeout."""
-    auto.execute("DELETE FROM aq_queue_stat WHERE queue_id = %s", (queue_id,))
-    other.execute(
-        "INSERT INTO aq_queue_stat (queue_id, shard, enqueued, dequeued) VALUES (%s, %s, 0, 0)",
-        (queue_id, auto.info.backend_pid % engine.STAT_SHARDS),
-    )
-    auto.execute("SET lock_timeout = '300ms'")
 
 
 @LIVE
