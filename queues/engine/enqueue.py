@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Sequence
 
 import psycopg
@@ -38,8 +37,6 @@ from queues.engine.types import (
     QueueInfo,
 )
 from queues.engine.validation import validate_message
-
-log = logging.getLogger(__name__)
 
 _ENQUEUE_TEMPLATE = """
 WITH q AS (
