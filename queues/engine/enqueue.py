@@ -43,48 +43,61 @@ WITH q AS (
     SELECT id, queue_table_id FROM queues_queue
     WHERE id = %(qid)s AND enqueue_enabled AND kind = 'NORMAL_QUEUE'
 ),
-m AS (
-    -- The messages come as one JSON array of objects: psycopg builds text[] parameters element by
-    -- element in Python (escaping every quote), which cost more than the INSERT itself; the JSON
-    -- is built by the C encoder. Their payloads come as a second array, zipped by ROWS FROM:
-    -- joined from the texts validation made, so no payload is encoded twice. Both are read as
-    -- json, not jsonb: a jsonb parameter is parsed into a tree first (1.3 ms for a batch of 100,
-    -- a quarter of the statement), and each payload becomes jsonb once, as it is stored.
-    SELECT * FROM ROWS FROM (
-             json_to_recordset(%(msgs)s::json)
-             AS (priority int, delay float8, expiration float8, correlation text, sender text,
-                 headers jsonb, kind text, type_name text, npend int{prop_types}),
-             json_array_elements(%(payloads)s::json))
-         WITH ORDINALITY AS m(priority, delay, expiration, correlation, sender, headers, kind,
-                              type_name, npend{prop_names}, payload, ord)
-),
+m AS ({source}),
 ins AS (
     INSERT INTO {messages} (queue_id, queue_table_id, state, priority, sort_pri, commit_seq, kind,
                             type_name, correlation, sender, headers, payload, enq_time, enq_user,
                             delay_until, expiration, expire_at, attempts, pending_consumers,
                             exception_reason, replayed, delivery_mode, in_buffer{prop_names})
     SELECT q.id, q.queue_table_id,
-           CASE WHEN m.delay > 0 THEN 'WAITING' ELSE 'READY' END,
-           m.priority, %(by_pri)s * m.priority, %(cseq)s, m.kind, m.type_name, m.correlation,
-           m.sender, m.headers, m.payload::jsonb, now(), %(user)s,
-           CASE WHEN m.delay > 0 THEN now() + make_interval(secs => m.delay) END,
-           m.expiration,
-           CASE WHEN m.expiration IS NOT NULL
-                THEN now() + make_interval(secs => m.delay + m.expiration) END,
-           0, m.npend, '', false, {mode}, {in_buffer}{prop_vals}
+           CASE WHEN {delay} > 0 THEN 'WAITING' ELSE 'READY' END,
+           {pri}, {sort_pri}, {cseq}, {kind}, {tname}, {corr}, {sender}, {headers},
+           m.payload, now(), %(user)s,
+           CASE WHEN {delay} > 0 THEN now() + make_interval(secs => {delay}) END,
+           {exp},
+           CASE WHEN {exp} IS NOT NULL THEN now() + make_interval(secs => {delay} + {exp}) END,
+           0, {npend}, '', false, {mode}, {in_buffer}{prop_vals}
     FROM q CROSS JOIN m ORDER BY m.ord
     RETURNING id, sender
 ),
-numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM ins),
+{recipients}{stat}
+SELECT array_agg(id ORDER BY id), pg_notify(%(channel)s, ''), {counted} FROM ins
+"""
+# The messages' payloads come as one JSON array, built from the texts validation made (no payload
+# is encoded twice), read as jsonb: one parse of the array, its elements stored as they are
+# (json_array_elements, then each element cast to jsonb, lexes every payload three times: 0.15 ms
+# more a batch of 100). The properties some message of the batch sets (_BATCH_OPTIONAL) come as
+# a second JSON array of objects, zipped by ROWS FROM; the others are constants in the text, as
+# in the one-row statement below, so a batch of plain payloads sends and parses only those
+# (0.25-0.3 ms less server time a batch of 100 than the full recordset, docs/BENCHMARKS.md).
+# That array stays json: a jsonb parameter is parsed into a tree before json_to_recordset reads it.
+_PAYLOADS = "jsonb_array_elements(%(payloads)s::jsonb)"
+_RECORDS = """SELECT * FROM ROWS FROM (
+             json_to_recordset(%(msgs)s::json) AS ({types}),
+             {payloads})
+         WITH ORDINALITY AS m({names}, payload, ord)"""
+# Recipients of a multi-consumer queue's messages: (position in the batch, subscriber) pairs.
+_RECIPIENTS = """numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM ins),
 cons AS (
     INSERT INTO {consumers} (message_id, subscriber_id, attempts, queue_table_id, in_buffer)
     SELECT numbered.id, r.sub, 0, %(qt)s, {in_buffer} FROM numbered
     JOIN unnest(%(r_ord)s::int[], %(r_sub)s::bigint[]) AS r(ord, sub) ON r.ord = numbered.ord
 ),
-{stat}
-SELECT array_agg(id ORDER BY id), pg_notify(%(channel)s, '') FROM ins
 """
+# A batch's optional properties: (placeholder, recordset column and type, the default's constant).
+_BATCH_OPTIONAL = (
+    ("pri", "priority int", "1"),
+    ("delay", "delay float8", "0::float8"),
+    ("exp", "expiration float8", "NULL::float8"),
+    ("corr", "correlation text", "''"),
+    ("sender", "sender text", "''"),
+    ("headers", "headers jsonb", "'{}'::jsonb"),
+    ("kind", "kind text", f"'{USER}'"),
+    ("tname", "type_name text", "''"),
+    ("npend", "npend int", "0"),
+)
 _STAT_PERSISTENT = f"stat AS ({stat_sql('qid', 'ins', 'enqueued')})"
+_STAT_UPDATE = f"stat AS ({stat_update_sql('qid', 'ins', 'enqueued')})"
 # Buffered enqueues count per publisher (sender) in the buffer's UNLOGGED counters.
 _STAT_BUFFERED = f"stat AS ({buffer_enqueue_stat_sql('qid', 'ins')})"
 
@@ -153,7 +166,8 @@ _ONE_OPTIONAL = (
 # Origin site, route and tag (docs/SITES.md): only a statement for messages that carry one names
 # these columns, so a plain enqueue's statement and its parameters are what they were.
 _PROP_NAMES = ", origin_site, route, tag"
-_PROP_TYPES = ", origin_site text, route text[], tag text"
+# Their columns in a batch's records.
+_PROP_COLUMNS = ("origin_site text", "route text[]", "tag text")
 # An empty RAW is NULL, as in Oracle.
 _PROP_VALS = ", m.origin_site, m.route, nullif(decode(m.tag, 'hex'), ''::bytea)"
 _PROP_ONE = ", %(origin)s::text, %(route)s::text[], nullif(decode(%(tag)s::text, 'hex'), ''::bytea)"
@@ -162,12 +176,11 @@ _PROP_ONE = ", %(origin)s::text, %(route)s::text[], nullif(decode(%(tag)s::text,
 def _props(sql: str, props: bool, *, one: bool = False) -> str:
     if not props:
         return (
-            sql.replace("{prop_names}", "").replace("{prop_types}", "")
-            .replace("{prop_vals}", "").replace("{prop_one}", "")
+            sql.replace("{prop_names}", "").replace("{prop_vals}", "").replace("{prop_one}", "")
         )  # fmt: skip
     return (
-        sql.replace("{prop_names}", _PROP_NAMES).replace("{prop_types}", _PROP_TYPES)
-        .replace("{prop_vals}", _PROP_VALS).replace("{prop_one}", _PROP_ONE if one else "")
+        sql.replace("{prop_names}", _PROP_NAMES).replace("{prop_vals}", _PROP_VALS)
+        .replace("{prop_one}", _PROP_ONE if one else "")
     )  # fmt: skip
 
 
@@ -218,11 +231,53 @@ def _enqueue_one_sql(
 
 
 @functools.lru_cache(maxsize=1024)
-def _enqueue_sql(queue_table_id: int, buffered: bool, props: bool = False) -> str:
-    """The enqueue statement naming the queue table's leaves, the UNLOGGED ones for buffered
-    messages (one text per queue table and mode, so a prepared statement per each too)."""
+def _enqueue_sql(
+    queue_table_id: int,
+    buffered: bool,
+    props: bool = False,
+    *,
+    given: frozenset[str] = frozenset(),
+    consumers: bool = False,
+    by_priority: bool = False,
+    commit_time: bool = False,
+    counter_row: bool = False,
+) -> str:
+    """The set-based statement for a queue table's leaves (the UNLOGGED ones for buffered
+    messages), reading ``given`` of the optional properties (_BATCH_OPTIONAL) from the messages'
+    records and the defaults' constants for the others; ``consumers``: recipients' rows are
+    written (multi-consumer queues); ``counter_row``: as in :func:`_enqueue_one_sql`."""
+    parts = {
+        name: f"m.{column.split()[0]}" if name in given else default
+        for name, column, default in _BATCH_OPTIONAL
+    }
+    if given or props:
+        columns = [column for name, column, _ in _BATCH_OPTIONAL if name in given]
+        columns += _PROP_COLUMNS if props else ()
+        source = (
+            _RECORDS.replace("{types}", ", ".join(columns))
+            .replace("{names}", ", ".join(column.split()[0] for column in columns))
+            .replace("{payloads}", _PAYLOADS)
+        )
+    else:
+        source = f"SELECT * FROM {_PAYLOADS} WITH ORDINALITY AS m(payload, ord)"
+    if buffered:
+        stat, counted = _STAT_BUFFERED, "true"
+    elif counter_row:
+        stat, counted = _STAT_UPDATE, COUNTED
+    else:
+        stat, counted = _STAT_PERSISTENT, "true"
+    sql = (
+        _ENQUEUE_TEMPLATE.replace("{source}", source)
+        .replace("{recipients}", _RECIPIENTS if consumers else "")
+        .replace("{stat}", stat)
+        .replace("{counted}", counted)
+    )
+    for name, text in parts.items():
+        sql = sql.replace("{" + name + "}", text)
     return _props(
-        _ENQUEUE_TEMPLATE.replace("{stat}", _STAT_BUFFERED if buffered else _STAT_PERSISTENT)
+        sql.replace("{sort_pri}", parts["pri"] if by_priority else "0")
+        # Commit-time ordering: NULL, set at commit by the aq_message_commit_seq trigger.
+        .replace("{cseq}", "NULL::bigint" if commit_time else "0")
         .replace("{shards}", str(STAT_SHARDS))
         .replace("{mode}", f"'{BUFFERED}'" if buffered else f"'{PERSISTENT}'")
         .replace("{in_buffer}", "true" if buffered else "false")
@@ -230,6 +285,42 @@ def _enqueue_sql(queue_table_id: int, buffered: bool, props: bool = False) -> st
         .replace("{consumers}", consumer_leaf(queue_table_id, buffered=buffered)),
         props,
     )
+
+
+def _batch_given(messages: Sequence[NewMessage]) -> frozenset[str]:
+    """The optional properties (_BATCH_OPTIONAL's names) that some message sets."""
+    given = set()
+    for m in messages:
+        if m.priority != 1:
+            given.add("pri")
+        if m.delay:
+            given.add("delay")
+        if m.expiration is not None:
+            given.add("exp")
+        if m.correlation:
+            given.add("corr")
+        if m.sender:
+            given.add("sender")
+        if m.headers:
+            given.add("headers")
+        if m.kind != USER:
+            given.add("kind")
+        if m.type_name:
+            given.add("tname")
+    return frozenset(given)
+
+
+# Each optional property's record value (_BATCH_OPTIONAL's name: the message's field, as sent).
+_RECORD_VALUES = {
+    "pri": ("priority", lambda m: m.priority),
+    "delay": ("delay", lambda m: float(m.delay or 0)),
+    "exp": ("expiration", lambda m: m.expiration),
+    "corr": ("correlation", lambda m: m.correlation or ""),
+    "sender": ("sender", lambda m: m.sender or ""),
+    "headers": ("headers", lambda m: m.headers or {}),
+    "kind": ("kind", lambda m: m.kind),
+    "tname": ("type_name", lambda m: m.type_name or ""),
+}
 
 
 def enqueue(
@@ -340,53 +431,57 @@ def _enqueue(
             )
         if len(messages) == 1:  # one message: the one-row statement
             return _enqueue_one(conn, queue, messages[0], texts[0], user, buffered=buffered)
-        npend = [0] * len(messages)
 
-    rows = [
-        {
-            "priority": m.priority,
-            "delay": float(m.delay or 0),
-            "expiration": m.expiration,
-            "correlation": m.correlation or "",
-            "sender": m.sender or "",
-            "headers": m.headers or {},
-            "kind": m.kind,
-            "type_name": m.type_name or "",
-            "npend": n,
-        }
-        for m, n in zip(messages, npend, strict=True)
-    ]
+    given = _batch_given(messages)
+    consumers = queue.multiple_consumers
     props = any(map(has_properties, messages))
-    if props:
-        for row, m in zip(rows, messages, strict=True):
-            row.update(
-                tag=m.tag,
-                origin_site=m.origin_site,
-                route=None if m.route is None else list(m.route),
-            )
-    params = {
+    params: dict[str, object] = {
         "qid": queue.id,
-        "qt": queue.queue_table_id,
-        "msgs": encode_json(rows),
         "payloads": "["
         + ",".join(
             encode_json(m.payload) if t is None else t for m, t in zip(messages, texts, strict=True)
         )
         + "]",
-        "r_ord": r_ord,
-        "r_sub": r_sub,
-        "by_pri": 1 if queue.by_priority else 0,
-        "cseq": None if queue.commit_time else 0,
         "user": user,
         "channel": queue.channel,
     }
-    sql = _enqueue_sql(queue.queue_table_id, buffered, props)
+    if given or props or consumers:
+        fields = [_RECORD_VALUES[name] for name in sorted(given)]
+        rows: list[dict[str, object]] = [{key: value(m) for key, value in fields} for m in messages]
+        if consumers:
+            for record, n in zip(rows, npend, strict=True):
+                record["npend"] = n
+            params.update(qt=queue.queue_table_id, r_ord=r_ord, r_sub=r_sub)
+        if props:
+            for record, m in zip(rows, messages, strict=True):
+                record.update(
+                    tag=m.tag,
+                    origin_site=m.origin_site,
+                    route=None if m.route is None else list(m.route),
+                )
+        params["msgs"] = encode_json(rows)
+    counter = counter_key(conn, queue.id)
+    counter_row = not buffered and counter in COUNTER_ROWS
+    sql = _enqueue_sql(
+        queue.queue_table_id,
+        buffered,
+        props,
+        given=given | {"npend"} if consumers else given,
+        consumers=consumers,
+        by_priority=queue.by_priority,
+        commit_time=queue.commit_time,
+        counter_row=counter_row,
+    )
     row = cursors.execute(conn, sql, params).fetchone()
     ids = row[0] if row and row[0] else []
     if len(ids) != len(messages):
         # The queue was stopped or dropped between reading it and inserting.
         fresh = queue_info(conn, queue.id)
         raise QueueDisabled(f"Enqueue is disabled on queue {fresh.name}.", field="queue")
+    if not buffered:
+        if not row[2]:
+            count_missed(conn, queue, "enqueued", len(ids))
+        COUNTER_ROWS.add(counter)
     stamp_groups(conn, queue, ids)  # TRANSACTIONAL queue tables: this transaction's group
     if queue.multiple_consumers:
         ruled = [mid for mid, msg in zip(ids, messages, strict=True) if not msg.recipients]

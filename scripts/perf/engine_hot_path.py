@@ -12,7 +12,6 @@ and copy tables ``perf_leaf_*`` (dropped at the end). Usage, from the worktree w
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -88,28 +87,12 @@ def one_params(info: engine.QueueInfo) -> dict:
 
 
 def set_params(info: engine.QueueInfo) -> dict:
-    """The set-based statement's parameters for one message (its layout in queues/engine/enqueue.py:
-    the messages' fields as one JSON array, their payloads as another)."""
-    row = {
-        "priority": 1,
-        "delay": 0.0,
-        "expiration": None,
-        "correlation": "",
-        "sender": "",
-        "headers": {},
-        "kind": "USER",
-        "type_name": "",
-        "npend": 0,
-    }
+    """The set-based statement's parameters for one plain message (its layout in
+    queues/engine/enqueue.py: the payloads as one JSON array; no property differs from its
+    default, so no records)."""
     return {
         "qid": info.id,
-        "qt": info.queue_table_id,
-        "msgs": json.dumps([row]),
         "payloads": f"[{PAYLOAD_JSON}]",
-        "r_ord": [],
-        "r_sub": [],
-        "by_pri": 0,
-        "cseq": 0,
         "user": "",
         "channel": info.channel,
     }
@@ -134,7 +117,9 @@ def variants(conn: psycopg.Connection, info: engine.QueueInfo) -> dict[str, Op]:
     one_sql = enq_mod._enqueue_one_sql(
         info.queue_table_id, False, by_priority=info.by_priority, commit_time=info.commit_time
     )
-    set_sql = enq_mod._enqueue_sql(info.queue_table_id, False)
+    set_sql = enq_mod._enqueue_sql(
+        info.queue_table_id, False, by_priority=info.by_priority, commit_time=info.commit_time
+    )
 
     def sql_op(sql: str, params: dict) -> Op:
         return lambda c: c.execute(sql, params, prepare=True).fetchall() and None

@@ -1,5 +1,5 @@
-"""The counters (aq_queue_stat) count every committed single enqueue and every committed
-dequeue exactly once, whether the statement updates this backend's counter row or has to make
+"""The counters (aq_queue_stat) count every committed enqueue (single or batch) and every
+committed dequeue exactly once, whether the statement updates this backend's counter row or has to make
 it, and when a row the engine saw is gone (a rolled-back first statement made it, or it was
 deleted)."""
 
@@ -35,7 +35,11 @@ def _count_missed_calls(monkeypatch) -> list[tuple]:
         sets.count_missed(*args)
 
     # By module object: queues.engine re-exports functions named like these modules.
-    for name, builder in (("enqueue", "_enqueue_one_sql"), ("dequeue", "_take_sql")):
+    for name, builder in (
+        ("enqueue", "_enqueue_one_sql"),
+        ("enqueue", "_enqueue_sql"),
+        ("dequeue", "_take_sql"),
+    ):
         module = importlib.import_module(f"queues.engine.{name}")
         monkeypatch.setattr(module, "count_missed", record)
         real = getattr(module, builder)
@@ -56,45 +60,51 @@ def _dequeued(queue_id: int) -> int:
     return _counted(queue_id, "dequeued")
 
 
+def _msgs(n: int, value: object) -> list[engine.NewMessage]:
+    return [msg({"n": value, "i": i}) for i in range(n)]
+
+
 @LIVE
-def test_committed_single_enqueues_are_counted_once_each(admin_user, monkeypatch) -> None:
+@pytest.mark.parametrize("n", [1, 3], ids=["single", "batch"])
+def test_committed_enqueues_are_counted_once_each(admin_user, monkeypatch, n: int) -> None:
     queue = make_queue(admin_user, "COUNTED")
     with psycopg.connect(services.conninfo(), autocommit=True) as auto:
         info = engine.queue_info(auto, queue.pk)
-        engine.enqueue(auto, info, [msg({"n": 0})])  # makes the row
+        engine.enqueue(auto, info, _msgs(n, 0))  # makes the row
         assert sets.counter_key(auto, queue.pk) in sets.COUNTER_ROWS
         missed = _count_missed_calls(monkeypatch)
         for i in range(1, 5):  # the others update it, with no fallback
-            engine.enqueue(auto, info, [msg({"n": i})])
+            engine.enqueue(auto, info, _msgs(n, i))
         assert missed == []
         monkeypatch.undo()
-        assert _enqueued(queue.pk) == 5
+        assert _enqueued(queue.pk) == 5 * n
 
         with psycopg.connect(services.conninfo()) as txn:
-            engine.enqueue(txn, info, [msg({"n": "undone"})])
+            engine.enqueue(txn, info, _msgs(n, "undone"))
             txn.rollback()
-        assert _enqueued(queue.pk) == 5
+        assert _enqueued(queue.pk) == 5 * n
 
         # The rows go (as if never made): the next enqueue, which expects its row, counts anyway.
         with psycopg.connect(services.conninfo(), autocommit=True) as c:
             c.execute("DELETE FROM aq_queue_stat WHERE queue_id = %s", (queue.pk,))
-        engine.enqueue(auto, info, [msg({"n": 6})])
-        assert _enqueued(queue.pk) == 1
+        engine.enqueue(auto, info, _msgs(n, 6))
+        assert _enqueued(queue.pk) == n
 
 
 @LIVE
-def test_a_first_enqueue_rolled_back_leaves_the_next_one_counted(admin_user) -> None:
+@pytest.mark.parametrize("n", [1, 3], ids=["single", "batch"])
+def test_a_first_enqueue_rolled_back_leaves_the_next_one_counted(admin_user, n: int) -> None:
     queue = make_queue(admin_user, "UNDONE")
     with psycopg.connect(services.conninfo()) as conn:
         info = engine.queue_info(conn, queue.pk)
-        engine.enqueue(conn, info, [msg({"n": 1})])  # makes the counter row...
+        engine.enqueue(conn, info, _msgs(n, 1))  # makes the counter row...
         conn.rollback()  # ...which goes with it
-        engine.enqueue(conn, info, [msg({"n": 2})])
+        engine.enqueue(conn, info, _msgs(n, 2))
         conn.commit()
-        assert _enqueued(queue.pk) == 1
-        engine.enqueue(conn, info, [msg({"n": 3})])
+        assert _enqueued(queue.pk) == n
+        engine.enqueue(conn, info, _msgs(n, 3))
         conn.commit()
-    assert _enqueued(queue.pk) == 2
+    assert _enqueued(queue.pk) == 2 * n
 
 
 def _block_the_fallback(auto: psycopg.Connection, other: psycopg.Connection, queue_id: int) -> None:
