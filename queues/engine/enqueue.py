@@ -65,12 +65,13 @@ SELECT array_agg(id ORDER BY id), pg_notify(%(channel)s, ''), {counted} FROM ins
 """
 # The messages' payloads come as one JSON array, built from the texts validation made (no payload
 # is encoded twice), read as jsonb: one parse of the array, its elements stored as they are
-# (json_array_elements, then each element cast to jsonb, lexes every payload three times: 0.15 ms
-# more a batch of 100). The properties some message of the batch sets (_BATCH_OPTIONAL) come as
-# a second JSON array of objects, zipped by ROWS FROM; the others are constants in the text, as
-# in the one-row statement below, so a batch of plain payloads sends and parses only those
-# (0.25-0.3 ms less server time a batch of 100 than the full recordset, docs/BENCHMARKS.md).
-# That array stays json: a jsonb parameter is parsed into a tree before json_to_recordset reads it.
+# (json_array_elements, then a cast of each element, lexes every payload three times). The
+# properties some message of the batch sets (_BATCH_OPTIONAL) come as a second JSON array of
+# records, zipped by ROWS FROM; the others are constants in the text, as in the one-row statement
+# below, so a batch of plain payloads sends no records. The statement for 100 plain payloads,
+# fsync on, 12 interleaved rounds: 1.35 ms against 1.54 ms as json and 1.74 ms with every
+# property as a record (docs/BENCHMARKS.md). The records stay json: a jsonb parameter is parsed
+# into a tree before json_to_recordset reads it.
 _PAYLOADS = "jsonb_array_elements(%(payloads)s::jsonb)"
 _RECORDS = """SELECT * FROM ROWS FROM (
              json_to_recordset(%(msgs)s::json) AS ({types}),
