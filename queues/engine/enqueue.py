@@ -52,7 +52,7 @@ ins AS (
     SELECT q.id, q.queue_table_id,
            CASE WHEN {delay} > 0 THEN 'WAITING' ELSE 'READY' END,
            {pri}, {sort_pri}, {cseq}, {kind}, {tname}, {corr}, {sender}, {headers},
-           m.payload, now(), %(user)s,
+           {payload}, now(), %(user)s,
            CASE WHEN {delay} > 0 THEN now() + make_interval(secs => {delay}) END,
            {exp},
            CASE WHEN {exp} IS NOT NULL THEN now() + make_interval(secs => {delay} + {exp}) END,
@@ -73,6 +73,11 @@ SELECT array_agg(id ORDER BY id), pg_notify(%(channel)s, ''), {counted} FROM ins
 # property as a record (docs/BENCHMARKS.md). The records stay json: a jsonb parameter is parsed
 # into a tree before json_to_recordset reads it.
 _PAYLOADS = "jsonb_array_elements(%(payloads)s::jsonb)"
+# A jsonb value holds at most 256 MB, and its binary form can be several times its text (an
+# array of small numbers: a 4-byte entry and a numeric for each 2 bytes of text): a batch whose
+# payloads' text is longer than this is read as json, each payload becoming jsonb on its own.
+JSONB_BATCH_MAX = 32 * 1024 * 1024
+_PAYLOADS_JSON = "json_array_elements(%(payloads)s::json)"
 _RECORDS = """SELECT * FROM ROWS FROM (
              json_to_recordset(%(msgs)s::json) AS ({types}),
              {payloads})
@@ -242,11 +247,14 @@ def _enqueue_sql(
     by_priority: bool = False,
     commit_time: bool = False,
     counter_row: bool = False,
+    huge: bool = False,
 ) -> str:
     """The set-based statement for a queue table's leaves (the UNLOGGED ones for buffered
     messages), reading ``given`` of the optional properties (_BATCH_OPTIONAL) from the messages'
     records and the defaults' constants for the others; ``consumers``: recipients' rows are
-    written (multi-consumer queues); ``counter_row``: as in :func:`_enqueue_one_sql`."""
+    written (multi-consumer queues); ``counter_row``: as in :func:`_enqueue_one_sql`; ``huge``:
+    the payloads are read as json (JSONB_BATCH_MAX)."""
+    payloads = _PAYLOADS_JSON if huge else _PAYLOADS
     parts = {
         name: f"m.{column.split()[0]}" if name in given else default
         for name, column, default in _BATCH_OPTIONAL
@@ -257,10 +265,10 @@ def _enqueue_sql(
         source = (
             _RECORDS.replace("{types}", ", ".join(columns))
             .replace("{names}", ", ".join(column.split()[0] for column in columns))
-            .replace("{payloads}", _PAYLOADS)
+            .replace("{payloads}", payloads)
         )
     else:
-        source = f"SELECT * FROM {_PAYLOADS} WITH ORDINALITY AS m(payload, ord)"
+        source = f"SELECT * FROM {payloads} WITH ORDINALITY AS m(payload, ord)"
     if buffered:
         stat, counted = _STAT_BUFFERED, "true"
     elif counter_row:
@@ -270,6 +278,7 @@ def _enqueue_sql(
     sql = (
         _ENQUEUE_TEMPLATE.replace("{source}", source)
         .replace("{recipients}", _RECIPIENTS if consumers else "")
+        .replace("{payload}", "m.payload::jsonb" if huge else "m.payload")
         .replace("{stat}", stat)
         .replace("{counted}", counted)
     )
@@ -436,13 +445,16 @@ def _enqueue(
     given = _batch_given(messages)
     consumers = queue.multiple_consumers
     props = any(map(has_properties, messages))
-    params: dict[str, object] = {
-        "qid": queue.id,
-        "payloads": "["
+    payloads = (
+        "["
         + ",".join(
             encode_json(m.payload) if t is None else t for m, t in zip(messages, texts, strict=True)
         )
-        + "]",
+        + "]"
+    )
+    params: dict[str, object] = {
+        "qid": queue.id,
+        "payloads": payloads,
         "user": user,
         "channel": queue.channel,
     }
@@ -472,6 +484,7 @@ def _enqueue(
         by_priority=queue.by_priority,
         commit_time=queue.commit_time,
         counter_row=counter_row,
+        huge=len(payloads) > JSONB_BATCH_MAX,
     )
     row = cursors.execute(conn, sql, params).fetchone()
     ids = row[0] if row and row[0] else []
