@@ -14,6 +14,7 @@ from queues.engine import cursors, grouping
 from queues.engine.listen import Listener
 from queues.engine.rows import (
     _COLUMNS,
+    ROW_ORDER,
     _candidate_filter,
     _finish_consumed_sql,
     _row_to_message,
@@ -268,14 +269,13 @@ def _dequeue_once(
     )
     rows = cursors.execute(conn, sql, params, rows=batch).fetchall()
     if counter_row:
+        # The counter's flag is the rows' last column (_row_to_message leaves it out).
         if rows and not rows[0][-1]:
             count_missed(conn, queue, "dequeued", len(rows))
-        rows = [r[:-1] for r in rows]
     elif key is not None and rows:
         COUNTER_ROWS.add(key)
-    out = [_row_to_message(r) for r in rows]
-    out.sort(key=lambda m: (m.position.sort_pri, m.position.commit_seq, m.id))
-    return out
+    rows.sort(key=ROW_ORDER)
+    return [_row_to_message(r) for r in rows]
 
 
 @lru_cache(maxsize=512)

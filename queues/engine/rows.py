@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
-from uuid import UUID
 
 from queues.engine.sets import count_down_sql, stat_sql, stat_update_sql
 from queues.engine.storage import consumer_part, message_part
@@ -30,57 +30,47 @@ _COLUMNS = (
 )
 
 
-def _row_to_message(row: Sequence[Any], lock_token: UUID | None = None) -> DequeuedMessage:
-    (
-        mid,
-        qid,
-        state,
-        pri,
-        kind,
-        tname,
-        corr,
-        sender,
-        headers,
-        payload,
-        enq_time,
-        attempts,
-        sort_pri,
-        cseq,
-        token,
-        orig,
-        reason,
-        delivery_mode,
-        in_buffer,
-        tag,
-        origin,
-        route,
-    ) = row
+# DequeuedMessage's fields in _COLUMNS' order (sort_pri and commit_seq make its position).
+_FIELDS = (
+    "id",
+    "queue_id",
+    "state",
+    "priority",
+    "kind",
+    "type_name",
+    "correlation",
+    "sender",
+    "headers",
+    "payload_json",
+    "enq_time",
+    "attempts",
+    "sort_pri",
+    "commit_seq",
+    "lock_token",
+    "original_queue_id",
+    "exception_reason",
+    "delivery_mode",
+    "in_buffer",
+    "tag",
+    "origin_site",
+    "route",
+)
+# A row's place in the queue table's order, read from _COLUMNS' row (sort_pri, commit_seq, id).
+ROW_ORDER = itemgetter(12, 13, 0)
+
+
+def _row_to_message(row: Sequence[Any]) -> DequeuedMessage:
+    """The message of a row of _COLUMNS; a column after them (a statement's counter flag) is
+    left out. Built from the zipped names (2.4 µs a message when each column was unpacked and
+    passed by name)."""
+    values = dict(zip(_FIELDS, row))  # noqa: B905
     # Read as text on every connection (Django's loads jsonb as text, a plain psycopg one would
-    # parse it): the message parses it on first use. Most messages have no headers, and
-    # json.loads("{}") costs as much as a small payload's parse.
-    return DequeuedMessage.from_columns(
-        id=mid,
-        queue_id=qid,
-        state=state,
-        priority=pri,
-        kind=kind,
-        type_name=tname,
-        correlation=corr,
-        sender=sender,
-        headers={} if headers == "{}" else json.loads(headers),
-        payload_json=payload,
-        enq_time=enq_time,
-        attempts=attempts,
-        position=Position(sort_pri, cseq, mid),
-        lock_token=lock_token or token,
-        original_queue_id=orig,
-        exception_reason=reason,
-        delivery_mode=delivery_mode,
-        in_buffer=in_buffer,
-        tag=tag,
-        origin_site=origin,
-        route=route,
-    )
+    # parse it): the message parses the payload on first use. Most messages have no headers,
+    # and json.loads("{}") costs as much as a small payload's parse.
+    headers = values["headers"]
+    values["headers"] = {} if headers == "{}" else json.loads(headers)
+    values["position"] = Position(values.pop("sort_pri"), values.pop("commit_seq"), values["id"])
+    return DequeuedMessage.from_values(values)
 
 
 def _sources(queue: QueueInfo, delivery_mode: str | None) -> tuple[str, str]:
