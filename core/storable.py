@@ -10,6 +10,8 @@ from itertools import accumulate
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
 
+import orjson
+
 # How deep a JSON document may nest (objects and arrays, the outermost counting as 1). Deeper
 # input is refused before it is parsed: json, jsonschema and the rule engine all recurse.
 MAX_JSON_DEPTH = 64
@@ -141,16 +143,37 @@ def encode_json(value: Any) -> str:
     return "".join(_C_ENCODER(value, 0))
 
 
+# orjson encodes about five times faster than the C encoder above (the benchmark's payload:
+# 0.8 against 2.6 µs with the checks below). Where its output would differ in meaning from
+# json.dumps(value, allow_nan=False), the value goes to that path instead: it writes NaN and the
+# infinities as null (so a text with "null" in it is encoded again), and what it refuses (sets,
+# Decimals, integers beyond 64 bits, non-string keys, lone surrogates) or is told to pass through
+# here (datetimes, dataclasses, subclasses of the JSON types) raises. It does write UUIDs and
+# enums, which the json module refuses, as their text and value.
+_ORJSON_OPTIONS = (
+    orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+
+
 def clean_json_text(value: Any) -> str | None:
     """``value``'s JSON text when it certainly has no problem, judged from that text (None when
-    this cannot tell: then :func:`json_problems` walks it). The C encoder is ten times faster
+    this cannot tell: then :func:`json_problems` walks it). An encoder is ten times faster
     than the walk, and the enqueue sends the text it returns rather than encoding the value
-    again. With ``ensure_ascii`` every NUL and every surrogate is spelled as an escape, NaN and
-    infinities raise, and the nesting is no deeper than the number of brackets."""
+    again. Every NUL is spelled as an escape, NaN and infinities raise or read as null (see
+    _ORJSON_OPTIONS), lone surrogates raise, and the nesting is no deeper than the number of
+    brackets. The text is compact and UTF-8 where orjson wrote it (PostgreSQL stores the same
+    jsonb), json.dumps's ASCII otherwise."""
     try:
-        text = encode_json(value)
-    except (TypeError, ValueError, RecursionError):
-        return None
+        text = orjson.dumps(value, option=_ORJSON_OPTIONS).decode()
+    except TypeError:  # orjson.JSONEncodeError
+        text = None
+    if text is None or "null" in text:
+        try:
+            text = encode_json(value)
+        except (TypeError, ValueError, RecursionError):
+            return None
     if "\\u0000" in text or "\\ud" in text or text.count("[") + text.count("{") > MAX_JSON_DEPTH:
         return None
     return text

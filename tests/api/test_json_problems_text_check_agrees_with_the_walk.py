@@ -1,14 +1,19 @@
-"""``json_problems`` first judges a value by its JSON text (the C encoder) and walks it only when
-the text cannot tell; both must always give the same answer as the walk alone."""
+"""``json_problems`` first judges a value by its JSON text (orjson, or the json module's C
+encoder) and walks it only when the text cannot tell; both must always give the same answer as
+the walk alone, and the text the enqueue sends must mean what ``json.dumps`` would write."""
 
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.storable import MAX_JSON_DEPTH, json_problems, walk_problems
+from core.storable import MAX_JSON_DEPTH, clean_json_text, json_problems, walk_problems
 
 # Text that trips each check, and text that only looks as if it might.
 _TRICKY = st.sampled_from(
@@ -61,3 +66,34 @@ def test_each_kind_of_problem_is_found_past_the_text_check():
     assert "payload.k" in json_problems({"k": "\udc00"}, "payload")
     # A valid character outside the BMP and text that spells an escape are fine.
     assert json_problems({"k": "😀", "t": "\\u0000"}) == {}
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VALUES)
+def test_the_text_sent_means_what_json_dumps_writes(value):
+    text = clean_json_text(value)
+    if text is not None:
+        assert json.loads(text) == json.loads(json.dumps(value))
+
+
+class _Text(str):
+    pass
+
+
+@dataclass
+class _Point:
+    x: int
+
+
+def test_what_orjson_would_write_differently_takes_the_json_module_path():
+    # NaN and the infinities (orjson writes null): no clean text, so the walk names them.
+    assert clean_json_text({"k": math.nan}) is None
+    assert clean_json_text([math.inf]) is None
+    # Nulls of their own stay nulls; integers past 64 bits and non-string keys as json writes.
+    assert clean_json_text({"k": None}) == '{"k": null}'
+    assert json.loads(clean_json_text({"n": 2**70}) or "") == {"n": 2**70}
+    assert clean_json_text({1: "a"}) == '{"1": "a"}'
+    # What json refuses is refused, not written as orjson would write it.
+    for value in (datetime(2026, 1, 1, tzinfo=UTC), _Point(1), Decimal("1.5"), {1, 2}):
+        assert clean_json_text({"k": value}) is None, value
+    assert clean_json_text(_Text("a")) == '"a"'
