@@ -6,11 +6,16 @@ from __future__ import annotations
 import json
 import math
 import re
+from enum import Enum
 from itertools import accumulate
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
+from uuid import UUID
 
-import orjson
+try:
+    import orjson
+except ImportError:  # Spark executors get this module by --py-files, without orjson
+    orjson = None  # type: ignore[assignment]
 
 # How deep a JSON document may nest (objects and arrays, the outermost counting as 1). Deeper
 # input is refused before it is parsed: json, jsonschema and the rule engine all recurse.
@@ -119,13 +124,20 @@ def _scalar_problem(item: object) -> str | None:
 
 
 def _not_json(value: object) -> object:
+    # orjson writes UUIDs and enums (clean_json_text's fast path): so does this encoder, so that
+    # a value is JSON or not whichever of the two encodes it.
+    if isinstance(value, UUID):
+        return str(value)
+    if isinstance(value, Enum):
+        return value.value
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 # json.dumps builds a C encoder per call, with a dict that tracks every container to catch a
 # cycle; built once without it, a 250-byte payload encodes in 4.8 µs instead of 8.1 (the
 # engine encodes every payload it enqueues). A cycle then ends in RecursionError. Same text
-# as json.dumps(value, allow_nan=False): ASCII only, ", " and ": ".
+# as json.dumps(value, allow_nan=False), with UUIDs and enums as orjson writes them (_not_json):
+# ASCII only, ", " and ": ".
 _C_ENCODER = (
     None
     if c_make_encoder is None
@@ -136,25 +148,39 @@ _C_ENCODER = (
 
 
 def encode_json(value: Any) -> str:
-    """``value``'s JSON text as ``json.dumps(value, allow_nan=False)`` writes it; raises
-    TypeError (not JSON), ValueError (NaN, infinities) or RecursionError (a cycle)."""
+    """``value``'s JSON text as ``json.dumps(value, allow_nan=False)`` writes it (a UUID as its
+    string, an enum as its value); raises TypeError (not JSON), ValueError (NaN, infinities) or
+    RecursionError (a cycle)."""
     if _C_ENCODER is None:
-        return json.dumps(value, allow_nan=False)
+        return json.dumps(value, allow_nan=False, default=_not_json)
     return "".join(_C_ENCODER(value, 0))
 
 
 # orjson encodes about five times faster than the C encoder above (the benchmark's payload:
-# 0.8 against 2.6 µs with the checks below). Where its output would differ in meaning from
-# json.dumps(value, allow_nan=False), the value goes to that path instead: it writes NaN and the
-# infinities as null (so a text with "null" in it is encoded again), and what it refuses (sets,
-# Decimals, integers beyond 64 bits, non-string keys, lone surrogates) or is told to pass through
-# here (datetimes, dataclasses, subclasses of the JSON types) raises. It does write UUIDs and
-# enums, which the json module refuses, as their text and value.
+# 0.8 against 2.6 µs with the checks below). Where its output could differ in meaning from
+# encode_json's, the value goes to that path instead: orjson writes NaN and the infinities as
+# null (so a text with "null" in it is encoded again), and what it refuses (sets, Decimals,
+# integers beyond 64 bits, non-string keys, lone surrogates) or is told to pass through here
+# (datetimes, dataclasses, subclasses of the JSON types) raises. An orjson.Fragment puts raw
+# text in it unchecked: PostgreSQL parses every payload, and the enqueue checks that a batch's
+# joined texts make one value each (queues/engine/enqueue.py).
 _ORJSON_OPTIONS = (
-    orjson.OPT_PASSTHROUGH_DATETIME
+    0
+    if orjson is None
+    else orjson.OPT_PASSTHROUGH_DATETIME
     | orjson.OPT_PASSTHROUGH_DATACLASS
     | orjson.OPT_PASSTHROUGH_SUBCLASS
 )
+
+
+def _orjson_text(value: Any) -> str | None:
+    if orjson is None:
+        return None
+    try:
+        text = orjson.dumps(value, option=_ORJSON_OPTIONS).decode()
+    except TypeError:  # orjson.JSONEncodeError
+        return None
+    return None if "null" in text else text
 
 
 def clean_json_text(value: Any) -> str | None:
@@ -164,12 +190,9 @@ def clean_json_text(value: Any) -> str | None:
     again. Every NUL is spelled as an escape, NaN and infinities raise or read as null (see
     _ORJSON_OPTIONS), lone surrogates raise, and the nesting is no deeper than the number of
     brackets. The text is compact and UTF-8 where orjson wrote it (PostgreSQL stores the same
-    jsonb), json.dumps's ASCII otherwise."""
-    try:
-        text = orjson.dumps(value, option=_ORJSON_OPTIONS).decode()
-    except TypeError:  # orjson.JSONEncodeError
-        text = None
-    if text is None or "null" in text:
+    jsonb), encode_json's ASCII otherwise."""
+    text = _orjson_text(value)
+    if text is None:
         try:
             text = encode_json(value)
         except (TypeError, ValueError, RecursionError):

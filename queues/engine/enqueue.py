@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import psycopg
 
@@ -58,10 +59,18 @@ ins AS (
            CASE WHEN {exp} IS NOT NULL THEN now() + make_interval(secs => {delay} + {exp}) END,
            0, {npend}, '', false, {mode}, {in_buffer}{prop_vals}
     FROM q CROSS JOIN m ORDER BY m.ord
-    RETURNING id, sender
+    RETURNING id, sender, payload IS NULL AS padded
 ),
 {recipients}{stat}
-SELECT array_agg(id ORDER BY id), pg_notify(%(channel)s, ''), {counted} FROM ins
+SELECT array_agg(id ORDER BY id), pg_notify(%(channel)s, ''), {counted},
+       -- One JSON value per message, or the statement fails and nothing is kept: a payload
+       -- given as raw JSON text (an orjson.Fragment, core/storable.py) could make the joined
+       -- array hold more values or fewer (ROWS FROM pads the records' side with NULLs).
+       CASE WHEN count(*) > 0 AND (count(*) <> %(n)s OR bool_or(padded))
+            THEN aq_refuse(format('The payloads make %%s JSON values for %%s messages: a payload '
+                                  'is raw JSON text that is not one value.', count(*), %(n)s))
+       END
+FROM ins
 """
 # The messages' payloads come as one JSON array, built from the texts validation made (no payload
 # is encoded twice), read as jsonb: one parse of the array, its elements stored as they are
@@ -75,7 +84,8 @@ SELECT array_agg(id ORDER BY id), pg_notify(%(channel)s, ''), {counted} FROM ins
 _PAYLOADS = "jsonb_array_elements(%(payloads)s::jsonb)"
 # A jsonb value holds at most 256 MB, and its binary form can be several times its text (an
 # array of small numbers: a 4-byte entry and a numeric for each 2 bytes of text): a batch whose
-# payloads' text is longer than this is read as json, each payload becoming jsonb on its own.
+# payloads' text is longer than this many characters (up to 4 bytes each in UTF-8) is read as
+# json, each payload becoming jsonb on its own.
 JSONB_BATCH_MAX = 32 * 1024 * 1024
 _PAYLOADS_JSON = "json_array_elements(%(payloads)s::json)"
 _RECORDS = """SELECT * FROM ROWS FROM (
@@ -455,6 +465,7 @@ def _enqueue(
     params: dict[str, object] = {
         "qid": queue.id,
         "payloads": payloads,
+        "n": len(messages),
         "user": user,
         "channel": queue.channel,
     }
@@ -486,8 +497,9 @@ def _enqueue(
         counter_row=counter_row,
         huge=len(payloads) > JSONB_BATCH_MAX,
     )
-    row = cursors.execute(conn, sql, params).fetchone()
-    ids = row[0] if row and row[0] else []
+    with _parse_errors("messages"):
+        row = cursors.execute(conn, sql, params).fetchone()
+    ids = row[0] or []
     if len(ids) != len(messages):
         # The queue was stopped or dropped between reading it and inserting.
         fresh = queue_info(conn, queue.id)
@@ -556,7 +568,8 @@ def _enqueue_one(
         commit_time=queue.commit_time,
         counter_row=counter_row,
     )
-    row = cursors.execute(conn, sql, params).fetchone()
+    with _parse_errors("payload"):
+        row = cursors.execute(conn, sql, params).fetchone()
     if row is None:
         # The queue was stopped or dropped between reading it and inserting.
         fresh = queue_info(conn, queue.id)
@@ -571,6 +584,18 @@ def _enqueue_one(
 
 
 _ALWAYS = frozenset(("qid", "payload"))
+
+
+@contextlib.contextmanager
+def _parse_errors(field: str) -> Iterator[None]:
+    """A value the statement cannot store (raw JSON text that is no JSON or not one value, a
+    priority of 2.5 or None in a batch's records, records that ROWS FROM padded with NULLs) is
+    the caller's bad input, named by ``field``."""
+    try:
+        yield
+    except (psycopg.errors.DataError, psycopg.errors.NotNullViolation) as exc:
+        detail = exc.diag.message_primary or str(exc)
+        raise InvalidMessage(f"Not stored: {detail}.", field=field) from exc
 
 
 def _apply_subscriber_rules(

@@ -141,6 +141,8 @@ def validate_message(queue: QueueInfo, msg: NewMessage, *, position: int | None 
             raise InvalidMessage(message, field=path)
     if msg.tag is not None:
         tag_problem(msg.tag, field=f"{where}tag")
+    if isinstance(msg.priority, bool) or not isinstance(msg.priority, int):
+        raise InvalidMessage("Priority must be an integer.", field=f"{where}priority")
     if not -(2**31) <= msg.priority < 2**31:
         raise InvalidMessage("Priority is out of range.", field=f"{where}priority")
     if len(msg.correlation) > 128:

@@ -38,6 +38,7 @@ def variants(conn: psycopg.Connection, info: engine.QueueInfo) -> dict[str, Op]:
     params = {
         "qid": info.id,
         "payloads": "[" + ",".join([PAYLOAD_JSON] * BATCH) + "]",
+        "n": BATCH,
         "user": "",
         "channel": info.channel,
     }
