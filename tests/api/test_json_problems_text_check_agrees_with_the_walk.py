@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -97,3 +100,20 @@ def test_what_orjson_would_write_differently_takes_the_json_module_path():
     for value in (datetime(2026, 1, 1, tzinfo=UTC), _Point(1), Decimal("1.5"), {1, 2}):
         assert clean_json_text({"k": value}) is None, value
     assert clean_json_text(_Text("a")) == '"a"'
+
+
+def test_without_orjson_the_json_module_encodes_alone():
+    """A Spark executor gets core/storable.py by --py-files, where orjson may be missing."""
+    code = (
+        "import sys; sys.modules['orjson'] = None\n"
+        "from core.storable import clean_json_text\n"
+        "print(clean_json_text({'a': [1, 2.5]}), clean_json_text({'k': float('nan')}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.strip() == '{"a": [1, 2.5]} None'
