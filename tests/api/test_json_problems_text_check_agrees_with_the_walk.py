@@ -9,9 +9,9 @@ import math
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
