@@ -20,11 +20,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import psycopg
-from engine_hot_path import Op, interleaved, report
+from engine_hot_path import Op, interleaved, report, scratch_queue
 
 from console.bench.workload import BATCH, PAYLOAD, PAYLOAD_JSON
 from core.storable import encode_json
-from queues import engine, services
+from queues import engine
 
 enq_mod = sys.modules["queues.engine.enqueue"]
 
@@ -79,28 +79,17 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=600, help="batches per variant")
     ap.add_argument("--chunk", type=int, default=20)
     args = ap.parse_args()
-    tag = os.getpid()
-    qt = services.queue_table_create(
-        user=None, name=f"PERFB_{tag}_QT", sort_order="enq_time", comment="perf scratch"
-    )
-    q = services.queue_create(user=None, name=f"PERFB_{tag}_Q", queue_table=qt)
-    try:
-        with psycopg.connect(services.conninfo()) as conn:
-            info = engine.queue_info(conn, q.pk)
-            conn.commit()
-            ops = variants(conn, info)
-            print(f"load average before: {os.getloadavg()}")
-            report(
-                f"batches of {BATCH}, one committed txn each, {args.n} per variant in chunks of "
-                f"{args.chunk} (batches/s)",
-                interleaved(conn, ops, args.n, args.chunk),
-            )
-            print(f"load average after: {os.getloadavg()}")
-            conn.execute("DROP TABLE IF EXISTS perf_plain_batch")
-            conn.commit()
-    finally:
-        services.queue_purge(user=None, queue=q, condition=engine.PurgeCondition())
-        services.queue_table_delete(user=None, queue_table=qt)
+    with scratch_queue("PERFB") as (conn, info):
+        ops = variants(conn, info)
+        print(f"load average before: {os.getloadavg()}")
+        report(
+            f"batches of {BATCH}, one committed txn each, {args.n} per variant in chunks of "
+            f"{args.chunk} (batches/s)",
+            interleaved(conn, ops, args.n, args.chunk),
+        )
+        print(f"load average after: {os.getloadavg()}")
+        conn.execute("DROP TABLE IF EXISTS perf_plain_batch")
+        conn.commit()
 
 
 if __name__ == "__main__":

@@ -12,11 +12,12 @@ and copy tables ``perf_leaf_*`` (dropped at the end). Usage, from the worktree w
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -182,49 +183,49 @@ def report(title: str, results: dict[str, list[float]]) -> None:
         print(f"  {name:<48} {rate:>7.0f} {rate / base:>6.0%}   {med:.0f}")
 
 
+@contextlib.contextmanager
+def scratch_queue(prefix: str) -> Iterator[tuple[psycopg.Connection, engine.QueueInfo]]:
+    """A queue in a queue table of its own (``<prefix>_<pid>_QT``), a connection and the queue's
+    facts; the queue is purged and its table dropped at the end, whatever happened."""
+    tag = os.getpid()
+    qt = services.queue_table_create(
+        user=None, name=f"{prefix}_{tag}_QT", sort_order="enq_time", comment="perf scratch"
+    )
+    q = services.queue_create(user=None, name=f"{prefix}_{tag}_Q", queue_table=qt)
+    try:
+        with psycopg.connect(services.conninfo()) as conn:
+            info = engine.queue_info(conn, q.pk)
+            conn.commit()
+            yield conn, info
+    finally:
+        services.queue_purge(user=None, queue=q, condition=engine.PurgeCondition())
+        services.queue_table_delete(user=None, queue_table=qt)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=3000)
     ap.add_argument("--chunk", type=int, default=100)
     ap.add_argument("--variants", default="", help="comma-separated substrings to keep")
     args = ap.parse_args()
-    tag = os.getpid()
-    qt = services.queue_table_create(
-        user=None, name=f"PERF_{tag}_QT", sort_order="enq_time", comment="perf scratch"
-    )
-    q = services.queue_create(user=None, name=f"PERF_{tag}_Q", queue_table=qt)
-    try:
-        with psycopg.connect(services.conninfo()) as conn:
-            info = engine.queue_info(conn, q.pk)
-            conn.commit()
-            ops = variants(conn, info)
-            if args.variants:
-                keep = args.variants.split(",")
-                ops = {
-                    k: v
-                    for i, (k, v) in enumerate(ops.items())
-                    if i == 0 or any(s in k for s in keep)
-                }
-            print(f"load average before: {os.getloadavg()}")
-            report(
-                f"single enqueue, one committed txn each, {args.n} per variant in chunks of "
-                f"{args.chunk}",
-                interleaved(conn, ops, args.n, args.chunk),
-            )
-            print(f"load average after: {os.getloadavg()}")
-            for t in (
-                "perf_leaf_fk",
-                "perf_leaf_nofk",
-                "perf_leaf_nomon",
-                "perf_leaf_due",
-                "perf_leaf_deq",
-            ):
-                conn.execute(f"DROP TABLE IF EXISTS {t}")
-            conn.execute("DROP TABLE IF EXISTS perf_plain")
-            conn.commit()
-    finally:
-        services.queue_purge(user=None, queue=q, condition=engine.PurgeCondition())
-        services.queue_table_delete(user=None, queue_table=qt)
+    with scratch_queue("PERF") as (conn, info):
+        ops = variants(conn, info)
+        if args.variants:
+            keep = args.variants.split(",")
+            ops = {
+                k: v for i, (k, v) in enumerate(ops.items()) if i == 0 or any(s in k for s in keep)
+            }
+        print(f"load average before: {os.getloadavg()}")
+        report(
+            f"single enqueue, one committed txn each, {args.n} per variant in chunks of "
+            f"{args.chunk}",
+            interleaved(conn, ops, args.n, args.chunk),
+        )
+        print(f"load average after: {os.getloadavg()}")
+        for t in ("fk", "nofk", "nomon", "due", "deq"):
+            conn.execute(f"DROP TABLE IF EXISTS perf_leaf_{t}")
+        conn.execute("DROP TABLE IF EXISTS perf_plain")
+        conn.commit()
 
 
 if __name__ == "__main__":
