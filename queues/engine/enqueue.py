@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import psycopg
 
@@ -497,8 +496,10 @@ def _enqueue(
         counter_row=counter_row,
         huge=len(payloads) > JSONB_BATCH_MAX,
     )
-    with _parse_errors("messages"):
+    try:
         row = cursors.execute(conn, sql, params).fetchone()
+    except _UNSTORABLE as exc:
+        raise _unstorable(exc, "messages") from exc
     ids = row[0] or []
     if len(ids) != len(messages):
         # The queue was stopped or dropped between reading it and inserting.
@@ -568,8 +569,10 @@ def _enqueue_one(
         commit_time=queue.commit_time,
         counter_row=counter_row,
     )
-    with _parse_errors("payload"):
+    try:
         row = cursors.execute(conn, sql, params).fetchone()
+    except _UNSTORABLE as exc:
+        raise _unstorable(exc, "payload") from exc
     if row is None:
         # The queue was stopped or dropped between reading it and inserting.
         fresh = queue_info(conn, queue.id)
@@ -586,16 +589,14 @@ def _enqueue_one(
 _ALWAYS = frozenset(("qid", "payload"))
 
 
-@contextlib.contextmanager
-def _parse_errors(field: str) -> Iterator[None]:
-    """A value the statement cannot store (raw JSON text that is no JSON or not one value, a
-    priority of 2.5 or None in a batch's records, records that ROWS FROM padded with NULLs) is
-    the caller's bad input, named by ``field``."""
-    try:
-        yield
-    except (psycopg.errors.DataError, psycopg.errors.NotNullViolation) as exc:
-        detail = exc.diag.message_primary or str(exc)
-        raise InvalidMessage(f"Not stored: {detail}.", field=field) from exc
+# A value the statement cannot store (raw JSON text that is no JSON or not one value, a priority
+# of 2.5 or None in a batch's records, records that ROWS FROM padded with NULLs) is the caller's
+# bad input. Caught around the statement (a try costs nothing until it catches).
+_UNSTORABLE = (psycopg.errors.DataError, psycopg.errors.NotNullViolation)
+
+
+def _unstorable(exc: psycopg.Error, field: str) -> InvalidMessage:
+    return InvalidMessage(f"Not stored: {exc.diag.message_primary or exc}.", field=field)
 
 
 def _apply_subscriber_rules(
