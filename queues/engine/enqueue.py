@@ -64,7 +64,7 @@ ins AS (
 SELECT array_agg(id ORDER BY id), pg_notify(%(channel)s, ''), {counted},
        -- One JSON value per message, or the statement fails and nothing is kept: a payload
        -- given as raw JSON text (an orjson.Fragment, core/storable.py) could make the joined
-       -- array hold more values or fewer (ROWS FROM pads the records' side with NULLs).
+       -- array hold more values or fewer (ROWS FROM pads the shorter side with NULLs).
        CASE WHEN count(*) > 0 AND (count(*) <> %(n)s OR bool_or(padded))
             THEN aq_refuse(format('The payloads make %%s JSON values for %%s messages: a payload '
                                   'is raw JSON text that is not one value.', count(*), %(n)s))
@@ -74,9 +74,11 @@ FROM ins
 # The messages' payloads come as one JSON array, built from the texts validation made (no payload
 # is encoded twice), read as jsonb: one parse of the array, its elements stored as they are
 # (json_array_elements, then a cast of each element, lexes every payload three times). The
-# properties some message of the batch sets (_BATCH_OPTIONAL) come as a second JSON array of
-# records, zipped by ROWS FROM; the others are constants in the text, as in the one-row statement
-# below, so a batch of plain payloads sends no records. The statement for 100 plain payloads,
+# properties the messages set (_set_values) come as a second JSON array of records, zipped by
+# ROWS FROM, each record holding only what its message sets (a property some message of the batch
+# sets is read from the records, its default where a record leaves it out); the others are
+# constants in the text, as in the one-row statement below, so a batch of plain payloads sends no
+# records. The statement for 100 plain payloads,
 # fsync on, 12 interleaved rounds: 1.35 ms against 1.54 ms as json and 1.74 ms with every
 # property as a record (docs/BENCHMARKS.md). The records stay json: a jsonb parameter is parsed
 # into a tree before json_to_recordset reads it.
@@ -99,18 +101,20 @@ cons AS (
     JOIN unnest(%(r_ord)s::int[], %(r_sub)s::bigint[]) AS r(ord, sub) ON r.ord = numbered.ord
 ),
 """
-# A batch's optional properties: (placeholder, recordset column and type, the default's constant).
-_BATCH_OPTIONAL = (
-    ("pri", "priority int", "1"),
-    ("delay", "delay float8", "0::float8"),
-    ("exp", "expiration float8", "NULL::float8"),
-    ("corr", "correlation text", "''"),
-    ("sender", "sender text", "''"),
-    ("headers", "headers jsonb", "'{}'::jsonb"),
-    ("kind", "kind text", f"'{USER}'"),
-    ("tname", "type_name text", "''"),
-    ("npend", "npend int", "0"),
+# A message's optional properties, as _set_values names them in a one-row statement's parameters
+# and a batch's records: (name, SQL type, the default's constant).
+_OPTIONAL = (
+    ("pri", "int", "1"),
+    ("delay", "float8", "0::float8"),
+    ("exp", "float8", "NULL::float8"),
+    ("corr", "text", "''"),
+    ("sender", "text", "''"),
+    ("headers", "jsonb", "'{}'::jsonb"),
+    ("kind", "text", f"'{USER}'"),
+    ("tname", "text", "''"),
 )
+# A batch's records also carry each message's recipient count on a multi-consumer queue.
+_BATCH_OPTIONAL = (*_OPTIONAL, ("npend", "int", "0"))
 _STAT_PERSISTENT = f"stat AS ({stat_sql('qid', 'ins', 'enqueued')})"
 _STAT_UPDATE = f"stat AS ({stat_update_sql('qid', 'ins', 'enqueued')})"
 # Buffered enqueues count per publisher (sender) in the buffer's UNLOGGED counters.
@@ -164,18 +168,8 @@ _STAT_ONE_BUFFERED = f"""stat AS (
         last_msgid = EXCLUDED.last_msgid, last_enq = EXCLUDED.last_enq,
         state = EXCLUDED.state, state_at = EXCLUDED.state_at
 )"""
-# A one-row statement's optional parameters: (name, its placeholder, the default's constant).
-_ONE_OPTIONAL = (
-    ("pri", "%(pri)s::int", "1"),
-    ("delay", "%(delay)s::float8", "0::float8"),
-    ("exp", "%(exp)s::float8", "NULL::float8"),
-    ("corr", "%(corr)s::text", "''"),
-    ("sender", "%(sender)s::text", "''"),
-    ("headers", "%(headers)s::jsonb", "'{}'::jsonb"),
-    ("kind", "%(kind)s::text", f"'{USER}'"),
-    ("tname", "%(tname)s::text", "''"),
-    ("user", "%(user)s::text", "''"),
-)
+# A one-row statement also takes the enqueuing user as an optional parameter.
+_ONE_OPTIONAL = (*_OPTIONAL, ("user", "text", "''"))
 
 
 # Origin site, route and tag (docs/SITES.md): only a statement for messages that carry one names
@@ -219,8 +213,8 @@ def _enqueue_one_sql(
     parameters (_ONE_OPTIONAL) and the defaults' constants for the others; ``counter_row``:
     this backend's persistent counter row of the queue exists (_STAT_ONE_UPDATE)."""
     parts = {
-        name: placeholder if name in given else default
-        for name, placeholder, default in _ONE_OPTIONAL
+        name: f"%({name})s::{sql_type}" if name in given else default
+        for name, sql_type, default in _ONE_OPTIONAL
     }
     if buffered:
         stat, counted = _STAT_ONE_BUFFERED, "true"
@@ -260,16 +254,17 @@ def _enqueue_sql(
 ) -> str:
     """The set-based statement for a queue table's leaves (the UNLOGGED ones for buffered
     messages), reading ``given`` of the optional properties (_BATCH_OPTIONAL) from the messages'
-    records and the defaults' constants for the others; ``consumers``: recipients' rows are
+    records (the default where a record leaves one out) and the defaults' constants for the
+    others; ``consumers``: recipients' rows are
     written (multi-consumer queues); ``counter_row``: as in :func:`_enqueue_one_sql`; ``huge``:
     the payloads are read as json (JSONB_BATCH_MAX)."""
     payloads = _PAYLOADS_JSON if huge else _PAYLOADS
     parts = {
-        name: f"m.{column.split()[0]}" if name in given else default
-        for name, column, default in _BATCH_OPTIONAL
+        name: f"coalesce(m.{name}, {default})" if name in given else default
+        for name, _, default in _BATCH_OPTIONAL
     }
     if given or props:
-        columns = [column for name, column, _ in _BATCH_OPTIONAL if name in given]
+        columns = [f"{name} {sql_type}" for name, sql_type, _ in _BATCH_OPTIONAL if name in given]
         columns += _PROP_COLUMNS if props else ()
         source = (
             _RECORDS.replace("{types}", ", ".join(columns))
@@ -306,40 +301,28 @@ def _enqueue_sql(
     )
 
 
-def _batch_given(messages: Sequence[NewMessage]) -> frozenset[str]:
-    """The optional properties (_BATCH_OPTIONAL's names) that some message sets."""
-    given = set()
-    for m in messages:
-        if m.priority != 1:
-            given.add("pri")
-        if m.delay:
-            given.add("delay")
-        if m.expiration is not None:
-            given.add("exp")
-        if m.correlation:
-            given.add("corr")
-        if m.sender:
-            given.add("sender")
-        if m.headers:
-            given.add("headers")
-        if m.kind != USER:
-            given.add("kind")
-        if m.type_name:
-            given.add("tname")
-    return frozenset(given)
-
-
-# Each optional property's record value (_BATCH_OPTIONAL's name: the message's field, as sent).
-_RECORD_VALUES = {
-    "pri": ("priority", lambda m: m.priority),
-    "delay": ("delay", lambda m: float(m.delay or 0)),
-    "exp": ("expiration", lambda m: m.expiration),
-    "corr": ("correlation", lambda m: m.correlation or ""),
-    "sender": ("sender", lambda m: m.sender or ""),
-    "headers": ("headers", lambda m: m.headers or {}),
-    "kind": ("kind", lambda m: m.kind),
-    "tname": ("type_name", lambda m: m.type_name or ""),
-}
+def _set_values(msg: NewMessage) -> dict[str, object]:
+    """The optional properties (_OPTIONAL's names) ``msg`` sets to other than their defaults, with
+    their values as sent (headers as a dict): a one-row statement's parameters and a batch's
+    record; the statements take the defaults' constants for the rest."""
+    values: dict[str, object] = {}
+    if msg.priority != 1:
+        values["pri"] = msg.priority
+    if msg.delay:
+        values["delay"] = float(msg.delay)
+    if msg.expiration is not None:
+        values["exp"] = msg.expiration
+    if msg.correlation:
+        values["corr"] = msg.correlation
+    if msg.sender:
+        values["sender"] = msg.sender
+    if msg.headers:
+        values["headers"] = msg.headers
+    if msg.kind != USER:
+        values["kind"] = msg.kind
+    if msg.type_name:
+        values["tname"] = msg.type_name
+    return values
 
 
 def enqueue(
@@ -451,7 +434,8 @@ def _enqueue(
         if len(messages) == 1:  # one message: the one-row statement
             return _enqueue_one(conn, queue, messages[0], texts[0], user, buffered=buffered)
 
-    given = _batch_given(messages)
+    rows = [_set_values(m) for m in messages]
+    given = frozenset(name for record in rows for name in record)
     consumers = queue.multiple_consumers
     props = any(map(has_properties, messages))
     payloads = (
@@ -469,8 +453,6 @@ def _enqueue(
         "channel": queue.channel,
     }
     if given or props or consumers:
-        fields = [_RECORD_VALUES[name] for name in sorted(given)]
-        rows: list[dict[str, object]] = [{key: value(m) for key, value in fields} for m in messages]
         if consumers:
             for record, n in zip(rows, npend, strict=True):
                 record["npend"] = n
@@ -527,30 +509,15 @@ def _enqueue_one(
 ) -> list[int]:
     """:func:`enqueue` of one validated message on a single-consumer queue (``text``: its
     payload's JSON text, if validation made it)."""
-    params: dict[str, object] = {
-        "qid": queue.id,
-        "payload": encode_json(msg.payload) if text is None else text,
-    }
     # Only what differs from the defaults is sent (see _ENQUEUE_ONE_TEMPLATE).
-    if msg.priority != 1:
-        params["pri"] = msg.priority
-    if msg.delay:
-        params["delay"] = float(msg.delay)
-    if msg.expiration is not None:
-        params["exp"] = msg.expiration
-    if msg.correlation:
-        params["corr"] = msg.correlation
-    if msg.sender:
-        params["sender"] = msg.sender
-    if msg.headers:
-        params["headers"] = encode_json(msg.headers)
-    if msg.kind != USER:
-        params["kind"] = msg.kind
-    if msg.type_name:
-        params["tname"] = msg.type_name
+    params = _set_values(msg)
+    if "headers" in params:
+        params["headers"] = encode_json(params["headers"])
     if user:
         params["user"] = user
-    given = frozenset(params) - _ALWAYS
+    given = frozenset(params)
+    params["qid"] = queue.id
+    params["payload"] = encode_json(msg.payload) if text is None else text
     props = has_properties(msg)
     if props:
         params.update(
@@ -584,9 +551,6 @@ def _enqueue_one(
     ids = [row[0]]
     stamp_groups(conn, queue, ids)  # TRANSACTIONAL queue tables: this transaction's group
     return ids
-
-
-_ALWAYS = frozenset(("qid", "payload"))
 
 
 # A value the statement cannot store (raw JSON text that is no JSON or not one value, a priority

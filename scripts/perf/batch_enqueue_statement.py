@@ -45,11 +45,14 @@ def variants(conn: psycopg.Connection, info: engine.QueueInfo) -> dict[str, Op]:
     as_json = plain_sql.replace(
         "jsonb_array_elements(%(payloads)s::jsonb)", "json_array_elements(%(payloads)s::json)"
     ).replace("m.payload, now()", "m.payload::jsonb, now()")
-    every = frozenset(name for name, _, _ in enq_mod._BATCH_OPTIONAL if name != "npend")
+    # Every property sent, at its default value, in every record.
+    record = {
+        "pri": 1, "delay": 0.0, "exp": None, "corr": "", "sender": "", "headers": {},
+        "kind": "USER", "tname": "",
+    }  # fmt: skip
     records_sql = enq_mod._enqueue_sql(
-        info.queue_table_id, False, given=every, counter_row=True, **shape
+        info.queue_table_id, False, given=frozenset(record), counter_row=True, **shape
     )
-    record = {key: value(msgs[0]) for key, value in enq_mod._RECORD_VALUES.values()}
     records = {**params, "msgs": encode_json([record] * BATCH)}
     conn.execute("DROP TABLE IF EXISTS perf_plain_batch")
     conn.execute(
