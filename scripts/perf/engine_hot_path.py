@@ -94,6 +94,7 @@ def set_params(info: engine.QueueInfo) -> dict:
     return {
         "qid": info.id,
         "payloads": f"[{PAYLOAD_JSON}]",
+        "n": 1,
         "user": "",
         "channel": info.channel,
     }

@@ -47,3 +47,41 @@ def test_from_columns_makes_the_message_init_makes(extra):
     assert dataclasses.replace(built, group_size=2) == dataclasses.replace(made, group_size=2)
     with pytest.raises(dataclasses.FrozenInstanceError):
         built.state = "EXPIRED"  # type: ignore[misc]
+
+
+def test_a_row_of_the_selected_columns_makes_the_message_init_makes():
+    """_row_to_message names each column of _COLUMNS by its place: a row in that order (with a
+    statement's counter flag after it) gives every field its column's value."""
+    from queues.engine.rows import _COLUMNS, _row_to_message
+
+    values = {
+        **REQUIRED,
+        "headers": '{"h": 1}',
+        "lock_token": None,
+        "original_queue_id": 9,
+        "exception_reason": "MAX_RETRIES",
+        "delivery_mode": "BUFFERED",
+        "in_buffer": True,
+        "tag": "1F",
+        "origin_site": "SITE_B",
+        "route": ["SITE_B"],
+    }
+    position = values.pop("position")
+    # Each column in _COLUMNS' order (tests/queues/test_an_enqueue_stores_every_property.py
+    # reads every property back through a real dequeue).
+    assert _COLUMNS.startswith("m.id, m.queue_id, m.state,") and _COLUMNS.endswith("m.route")
+    row = (
+        *(values[k] for k in ("id", "queue_id", "state", "priority", "kind", "type_name")),
+        *(values[k] for k in ("correlation", "sender", "headers", "payload_json", "enq_time")),
+        values["attempts"],
+        position.sort_pri,
+        position.commit_seq,
+        *(values[k] for k in ("lock_token", "original_queue_id", "exception_reason")),
+        *(values[k] for k in ("delivery_mode", "in_buffer", "tag", "origin_site", "route")),
+        True,  # the counter's flag
+    )
+    made = engine.DequeuedMessage(**{**values, "headers": {"h": 1}, "position": position})
+    built = _row_to_message(row)
+    assert built == made
+    # No headers come as "{}" and are read without a parse.
+    assert _row_to_message((*row[:8], "{}", *row[9:])).headers == {}
