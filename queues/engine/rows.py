@@ -41,8 +41,8 @@ def _row_to_message(
 ) -> DequeuedMessage:
     """The message of a row of _COLUMNS (in its order); a column after them (a statement's
     counter flag) is left out. One dict display into the new object's __dict__, without
-    ``__init__``: 3.9 µs a message against 6.1 for the field names zipped with the row and
-    their dict then copied (scripts/perf, docs/BENCHMARKS.md)."""
+    ``__init__``: 2.2-2.75 µs a message against 3.9-6.7 for the field names zipped with the row
+    and their dict then copied (timeit, same runs; docs/BENCHMARKS.md)."""
     # Headers are read as text on every connection (Django's loads jsonb as text, a plain
     # psycopg one would parse it); the payload is parsed on first use. Most messages have no
     # headers, and json.loads("{}") costs as much as a small payload's parse.

@@ -5,9 +5,12 @@ no queue check, no Python), and the engine's call.
 
 The bare write is the ceiling of any engine built on that storage: a target above it (say, 90% of
 the plain INSERT while the bare leaf INSERT does 88%) cannot be met by the statement or the client,
-only by storing messages differently. Interleaved in chunks on one connection (see
-engine_hot_path.py); compare within one run only. The rows written are dropped with the scratch
-queue at the end. Usage, from the worktree with DATABASE_URL:
+only by storing messages differently. Interleaved in chunks (see engine_hot_path.py): the
+persistent shapes on one connection, the buffered ones on the engine's own autocommit connection
+(synchronous_commit off), as a buffered enqueue runs; compare within one run only. The rows
+written are dropped with the scratch queue at the end. The bare buffer-leaf rows are READY
+buffered messages of the scratch queue, so they count in the Streams pool's flow control while
+the script runs: keep --n small enough (the default, 4,000 rows of 241 bytes, is about 1 MB). Usage, from the worktree with DATABASE_URL:
 
     python scripts/perf/storage_ceilings.py [--n 4000] [--batches 400] [--chunk 100]
 """
@@ -61,68 +64,71 @@ def main() -> None:
         for name, unlogged in (("ceil_plain", False), ("ceil_unlogged", True)):
             conn.execute(f"DROP TABLE IF EXISTS {name}")
             conn.execute(f"CREATE {'UNLOGGED ' if unlogged else ''}TABLE {name} ({PLAIN})")
-        msg = engine.NewMessage(payload=PAYLOAD)
-        marks = ", ".join(["%s"] * len(LEAF_COLUMNS.split(",")))
-        leaf_insert = {
-            b: f"INSERT INTO {message_leaf(info.queue_table_id, buffered=b)} ({LEAF_COLUMNS}) "
-            f"VALUES ({marks})"
-            for b in (False, True)
-        }
-        plain_insert = "INSERT INTO {} (payload) VALUES (%s)"
+        try:
+            msg = engine.NewMessage(payload=PAYLOAD)
+            marks = ", ".join(["%s"] * len(LEAF_COLUMNS.split(",")))
+            leaf_insert = {
+                b: f"INSERT INTO {message_leaf(info.queue_table_id, buffered=b)} ({LEAF_COLUMNS}) "
+                f"VALUES ({marks})"
+                for b in (False, True)
+            }
+            plain_insert = "INSERT INTO {} (payload) VALUES (%s)"
 
-        def copy_leaf(c):  # type: ignore[no-untyped-def]
-            with c.cursor().copy(f"COPY {info.messages} ({LEAF_COLUMNS}) FROM STDIN") as cp:
-                for _ in range(100):
-                    cp.write_row(leaf_values(info, False))
+            def copy_leaf(c):  # type: ignore[no-untyped-def]
+                with c.cursor().copy(f"COPY {info.messages} ({LEAF_COLUMNS}) FROM STDIN") as cp:
+                    for _ in range(100):
+                        cp.write_row(leaf_values(info, False))
 
-        def copy_plain(c):  # type: ignore[no-untyped-def]
-            with c.cursor().copy("COPY ceil_plain (payload) FROM STDIN") as cp:
-                for _ in range(100):
-                    cp.write_row((PAYLOAD_JSON,))
+            def copy_plain(c):  # type: ignore[no-untyped-def]
+                with c.cursor().copy("COPY ceil_plain (payload) FROM STDIN") as cp:
+                    for _ in range(100):
+                        cp.write_row((PAYLOAD_JSON,))
 
-        print(f"load average before: {os.getloadavg()}")
-        single = {
-            "plain INSERT": lambda c: c.execute(
-                plain_insert.format("ceil_plain"), (PAYLOAD_JSON,), prepare=True
-            ),
-            "bare INSERT into the leaf": lambda c: c.execute(
-                leaf_insert[False], leaf_values(info, False), prepare=True
-            ),
-            "engine.enqueue": lambda c: engine.enqueue(c, info, [msg]),
-        }
-        report(
-            f"single enqueue, fsync on, {args.n} each",
-            interleaved(conn, single, args.n, args.chunk),
-        )
-        buffered = {
-            "plain UNLOGGED INSERT": lambda c: own.execute(
-                plain_insert.format("ceil_unlogged"), (PAYLOAD_JSON,), prepare=True
-            ),
-            "bare INSERT into the buffer leaf": lambda c: own.execute(
-                leaf_insert[True], leaf_values(info, True), prepare=True
-            ),
-            "engine.enqueue BUFFERED": lambda c: engine.enqueue(
-                c, info, [msg], delivery_mode=engine.BUFFERED
-            ),
-        }
-        report(
-            f"single buffered enqueue (own connection, synchronous_commit off), {args.n} each",
-            interleaved(conn, buffered, args.n, args.chunk),
-        )
-        conn.autocommit = False  # a COPY of 100 and its commit, as bench's baseline
-        batch = {
-            "plain COPY of 100": copy_plain,
-            "bare COPY of 100 into the leaf": copy_leaf,
-            "engine.enqueue of 100": lambda c: engine.enqueue(c, info, [msg] * 100),
-        }
-        report(
-            f"batches of 100, fsync on, {args.batches} each (batches/s)",
-            interleaved(conn, batch, args.batches, max(1, args.chunk // 10)),
-        )
-        print(f"load average after: {os.getloadavg()}")
-        conn.autocommit = True
-        conn.execute("DROP TABLE ceil_plain")
-        conn.execute("DROP TABLE ceil_unlogged")
+            print(f"load average before: {os.getloadavg()}")
+            single = {
+                "plain INSERT": lambda c: c.execute(
+                    plain_insert.format("ceil_plain"), (PAYLOAD_JSON,), prepare=True
+                ),
+                "bare INSERT into the leaf": lambda c: c.execute(
+                    leaf_insert[False], leaf_values(info, False), prepare=True
+                ),
+                "engine.enqueue": lambda c: engine.enqueue(c, info, [msg]),
+            }
+            report(
+                f"single enqueue, fsync on, {args.n} each",
+                interleaved(conn, single, args.n, args.chunk),
+            )
+            buffered = {
+                "plain UNLOGGED INSERT": lambda c: own.execute(
+                    plain_insert.format("ceil_unlogged"), (PAYLOAD_JSON,), prepare=True
+                ),
+                "bare INSERT into the buffer leaf": lambda c: own.execute(
+                    leaf_insert[True], leaf_values(info, True), prepare=True
+                ),
+                "engine.enqueue BUFFERED": lambda c: engine.enqueue(
+                    c, info, [msg], delivery_mode=engine.BUFFERED
+                ),
+            }
+            report(
+                f"single buffered enqueue (own connection, synchronous_commit off), {args.n} each",
+                interleaved(conn, buffered, args.n, args.chunk),
+            )
+            conn.autocommit = False  # a COPY of 100 and its commit, as bench's baseline
+            batch = {
+                "plain COPY of 100": copy_plain,
+                "bare COPY of 100 into the leaf": copy_leaf,
+                "engine.enqueue of 100": lambda c: engine.enqueue(c, info, [msg] * 100),
+            }
+            report(
+                f"batches of 100, fsync on, {args.batches} each (batches/s)",
+                interleaved(conn, batch, args.batches, max(1, args.chunk // 10)),
+            )
+            print(f"load average after: {os.getloadavg()}")
+        finally:
+            conn.rollback()
+            conn.autocommit = True
+            conn.execute("DROP TABLE IF EXISTS ceil_plain")
+            conn.execute("DROP TABLE IF EXISTS ceil_unlogged")
 
 
 if __name__ == "__main__":

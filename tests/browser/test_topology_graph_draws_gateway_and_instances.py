@@ -137,11 +137,18 @@ def test_the_graph_draws_links_foreign_queues_jobs_and_instances_and_opens_a_job
     # The filter keeps the job (its foreign end matches) and the boxes around what it shows.
     page.get_by_label("Filter by queue name").fill("out_q")
     page.wait_for_function("() => aqGraph.nodes('.match').length === 1")
-    # What is drawn is the computed display style; Cytoscape's ele.visible() is a cached derived
-    # state that once (CI, lane A under load) still said true for whole boxes the filter had hidden.
+    # Shown: displayed itself, inside displayed boxes, and for an edge, both ends shown. Read
+    # from the computed display style: Cytoscape's ele.visible(), a cached derived state, once
+    # (CI, lane A under load) still said true for two whole boxes the filter had hidden.
     shown = page.evaluate(
-        """() => aqGraph.elements().filter(e => e.style('display') !== 'none')
-                    .map(e => e.data('name')).sort()"""
+        """() => {
+            const on = (e) => e.style('display') !== 'none'
+                && e.ancestors().every((a) => a.style('display') !== 'none');
+            return aqGraph.elements()
+                .filter((e) => e.isNode() ? on(e)
+                    : e.style('display') !== 'none' && on(e.source()) && on(e.target()))
+                .map((e) => e.data('name')).sort();
+        }"""
     )
     assert shown == sorted(["ORDERS", "ORDERS_OUT", "OUT_Q@RABBIT", "RABBIT", "NODE_A"])
     page.get_by_label("Filter by queue name").fill("")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from datetime import UTC, datetime
 
 import pytest
@@ -49,15 +50,43 @@ def test_from_columns_makes_the_message_init_makes(extra):
         built.state = "EXPIRED"  # type: ignore[misc]
 
 
+def _columns(text: str) -> list[str]:
+    """The field each expression of a column list stands for (commas inside calls kept)."""
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    parts.append(current.strip())
+    names = {"m.payload::text": "payload_json", "upper(encode(m.tag, 'hex'))": "tag"}
+    return [names.get(p, p.removeprefix("m.").removesuffix("::text")) for p in parts]
+
+
 def test_a_row_of_the_selected_columns_makes_the_message_init_makes():
-    """_row_to_message names each column of _COLUMNS by its place: a row in that order (with a
-    statement's counter flag after it) gives every field its column's value."""
+    """_row_to_message names each column of _COLUMNS by its place: a row in _COLUMNS' order
+    (with a statement's counter flag after it) gives every field its own column's value. Every
+    value differs from the others in value and type, so a swap of any two shows."""
     from queues.engine.rows import _COLUMNS, _row_to_message
 
     values = {
-        **REQUIRED,
-        "headers": '{"h": 1}',
-        "lock_token": None,
+        "id": 7,
+        "queue_id": 3,
+        "state": "READY",
+        "priority": 4,
+        "kind": "USER",
+        "type_name": "T",
+        "correlation": "c-1",
+        "sender": "S",
+        "headers": {"h": 1},
+        "payload_json": '{"n": 1}',
+        "enq_time": datetime(2026, 11, 28, tzinfo=UTC),
+        "attempts": 5,
+        "sort_pri": 11,
+        "commit_seq": 12,
+        "lock_token": uuid.UUID(int=13),
         "original_queue_id": 9,
         "exception_reason": "MAX_RETRIES",
         "delivery_mode": "BUFFERED",
@@ -66,22 +95,15 @@ def test_a_row_of_the_selected_columns_makes_the_message_init_makes():
         "origin_site": "SITE_B",
         "route": ["SITE_B"],
     }
-    position = values.pop("position")
-    # Each column in _COLUMNS' order (tests/queues/test_an_enqueue_stores_every_property.py
-    # reads every property back through a real dequeue).
-    assert _COLUMNS.startswith("m.id, m.queue_id, m.state,") and _COLUMNS.endswith("m.route")
-    row = (
-        *(values[k] for k in ("id", "queue_id", "state", "priority", "kind", "type_name")),
-        *(values[k] for k in ("correlation", "sender", "headers", "payload_json", "enq_time")),
-        values["attempts"],
-        position.sort_pri,
-        position.commit_seq,
-        *(values[k] for k in ("lock_token", "original_queue_id", "exception_reason")),
-        *(values[k] for k in ("delivery_mode", "in_buffer", "tag", "origin_site", "route")),
-        True,  # the counter's flag
-    )
-    made = engine.DequeuedMessage(**{**values, "headers": {"h": 1}, "position": position})
+    columns = _columns(_COLUMNS)
+    assert sorted(columns) == sorted(values)
+    row = (*('{"h": 1}' if c == "headers" else values[c] for c in columns), True)
+    fields = {k: v for k, v in values.items() if k not in ("sort_pri", "commit_seq")}
+    made = engine.DequeuedMessage(**fields, position=engine.Position(11, 12, 7))
     built = _row_to_message(row)
     assert built == made
+    for name in fields:  # == of 4 and True, say, would not tell a swap
+        assert type(getattr(built, name)) is type(getattr(made, name)), name
     # No headers come as "{}" and are read without a parse.
-    assert _row_to_message((*row[:8], "{}", *row[9:])).headers == {}
+    at = columns.index("headers")
+    assert _row_to_message((*row[:at], "{}", *row[at + 1 :])).headers == {}
