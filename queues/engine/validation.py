@@ -106,47 +106,67 @@ def _json_text(value: Any, field: str) -> str:
         raise InvalidMessage(f"Not JSON: {exc}.", field=field) from exc
 
 
+def _at(position: int | None, name: str) -> str:
+    """A message field's name in an error: ``messages[2].payload`` in a batch, else ``payload``.
+    Built only when an error needs it (validation runs for every message of every batch)."""
+    return name if position is None else f"messages[{position}].{name}"
+
+
+# A tuple, not a set: an unhashable kind from a caller is refused, not a TypeError.
+_KINDS = (USER, ROW_LCR, DDL_LCR)
+
+
 def validate_message(queue: QueueInfo, msg: NewMessage, *, position: int | None = None) -> str:
     """Check one message against the queue's payload type and the message-kind shapes; return
     the payload's JSON text (the enqueue sends it as it is)."""
-    prefix = "payload" if position is None else f"messages[{position}].payload"
-    where = "" if position is None else f"messages[{position}]."
-    if msg.kind not in (USER, ROW_LCR, DDL_LCR):
-        raise InvalidMessage(f"Unknown message kind {msg.kind!r}.", field=f"{where}kind")
-    # The common message (no expiration, no delay, no text properties) skips those checks:
-    # validation runs for every message of every batch.
-    if msg.expiration is not None and msg.expiration < 0:
-        raise InvalidMessage("Expiration cannot be negative.", field=f"{where}expiration")
-    if msg.delay and msg.delay < 0:
-        raise InvalidMessage("Delay cannot be negative.", field=f"{where}delay")
-    for name, seconds in (("delay", msg.delay), ("expiration", msg.expiration)):
-        if seconds and (message := seconds_problem(seconds)):
-            raise InvalidMessage(message, field=f"{where}{name}")
-    # Whatever the caller (API, page, facade, gateway, Spark): only what PostgreSQL can store.
-    payload_text = _json_text(msg.payload, prefix)
-    if msg.headers:
-        _json_text(msg.headers, f"{where}headers")
-    for name, value in (
-        ("correlation", msg.correlation),
-        ("sender", msg.sender),
-        ("type_name", msg.type_name),
-        ("recipients", msg.recipients),
-    ):
-        if value and (
-            problems := json_problems(
-                list(value) if name == "recipients" else value, f"{where}{name}", limit=1
+    if msg.kind not in _KINDS:
+        raise InvalidMessage(f"Unknown message kind {msg.kind!r}.", field=_at(position, "kind"))
+    # The common message (no expiration, no delay, no text properties, no tag) skips those
+    # checks, each behind one test: a batch of 100 plain messages spent a third of its client
+    # time here when every check ran (docs/BENCHMARKS.md).
+    delay, expiration = msg.delay, msg.expiration
+    if delay or expiration is not None:
+        if expiration is not None and expiration < 0:
+            raise InvalidMessage(
+                "Expiration cannot be negative.", field=_at(position, "expiration")
             )
+        if delay and delay < 0:
+            raise InvalidMessage("Delay cannot be negative.", field=_at(position, "delay"))
+        for name, seconds in (("delay", delay), ("expiration", expiration)):
+            if seconds and (message := seconds_problem(seconds)):
+                raise InvalidMessage(message, field=_at(position, name))
+    # Whatever the caller (API, page, facade, gateway, Spark): only what PostgreSQL can store.
+    payload_text = clean_json_text(msg.payload)
+    if payload_text is None:
+        payload_text = _json_text(msg.payload, _at(position, "payload"))
+    if msg.headers:
+        _json_text(msg.headers, _at(position, "headers"))
+    if msg.correlation or msg.sender or msg.type_name or msg.recipients:
+        for name, value in (
+            ("correlation", msg.correlation),
+            ("sender", msg.sender),
+            ("type_name", msg.type_name),
+            ("recipients", msg.recipients),
         ):
-            path, message = next(iter(problems.items()))
-            raise InvalidMessage(message, field=path)
+            if value and (
+                problems := json_problems(
+                    list(value) if name == "recipients" else value,
+                    _at(position, name),
+                    limit=1,
+                )
+            ):
+                path, message = next(iter(problems.items()))
+                raise InvalidMessage(message, field=path)
     if msg.tag is not None:
-        tag_problem(msg.tag, field=f"{where}tag")
-    if isinstance(msg.priority, bool) or not isinstance(msg.priority, int):
-        raise InvalidMessage("Priority must be an integer.", field=f"{where}priority")
-    if not -(2**31) <= msg.priority < 2**31:
-        raise InvalidMessage("Priority is out of range.", field=f"{where}priority")
-    if len(msg.correlation) > 128:
-        raise InvalidMessage("At most 128 characters.", field=f"{where}correlation")
+        tag_problem(msg.tag, field=_at(position, "tag"))
+    priority = msg.priority
+    # type() first: the common plain int skips both isinstance calls.
+    if type(priority) is not int and (isinstance(priority, bool) or not isinstance(priority, int)):
+        raise InvalidMessage("Priority must be an integer.", field=_at(position, "priority"))
+    if not -(2**31) <= priority < 2**31:
+        raise InvalidMessage("Priority is out of range.", field=_at(position, "priority"))
+    if msg.correlation and len(msg.correlation) > 128:
+        raise InvalidMessage("At most 128 characters.", field=_at(position, "correlation"))
     if msg.kind == USER and queue.payload_schema is None:
         return payload_text  # nothing to check the payload against
     schemas: list[Any] = []
@@ -163,7 +183,7 @@ def validate_message(queue: QueueInfo, msg: NewMessage, *, position: int | None 
             raise InvalidMessage(
                 f"Queue {queue.name} takes payloads of type {queue.payload_type}, "
                 f"not {msg.type_name}.",
-                field=f"{where}type_name",
+                field=_at(position, "type_name"),
             )
         if msg.kind == USER:
             schemas.append(queue.payload_schema)
@@ -171,5 +191,7 @@ def validate_message(queue: QueueInfo, msg: NewMessage, *, position: int | None 
         validator = _validator(json.dumps(schema, sort_keys=True))
         error = next(iter(sorted(validator.iter_errors(msg.payload), key=lambda e: e.path)), None)
         if error is not None:
-            raise InvalidMessage(error.message, field=_path(prefix, error.absolute_path))
+            raise InvalidMessage(
+                error.message, field=_path(_at(position, "payload"), error.absolute_path)
+            )
     return payload_text
