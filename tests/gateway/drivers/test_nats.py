@@ -284,6 +284,37 @@ def test_unacked_messages_come_back_with_the_same_key_and_acked_ones_do_not(
     assert driver.fetch(dest, "redeliver", max_messages=2, timeout=0.3) == []
 
 
+def test_a_fetch_whose_empty_answer_is_read_after_its_timeout_returns_nothing(
+    stream, driver: NatsDriver
+) -> None:
+    """The client's loop starved between the no-wait probe and reading the server's "no
+    messages" answer (a loaded machine): nats-py then raises asyncio's TimeoutError, not its own,
+    and the fetch must still answer "nothing" rather than fail the link. The stall is made on the
+    client's own loop, after the probe has reached the real server and its answer has come back."""
+    dest = Destination(stream["subject"], "QUEUE")
+    driver.subscribe(dest, "late")
+    assert driver.fetch(dest, "late", max_messages=1, timeout=0.3) == []  # binds the consumer
+    nc = driver._nc
+    assert nc is not None
+    real = nc.publish
+
+    async def stalled(subject: str, payload: bytes = b"", reply: str = "", headers: Any = None):
+        await real(subject, payload, reply, headers)
+        if subject.startswith("$JS.API.CONSUMER.MSG.NEXT."):
+            await nc.flush()  # the probe answered: its "no messages" is queued for the fetch
+            time.sleep(0.5)  # past the fetch's timeout, holding the loop
+
+    nc.publish = stalled  # type: ignore[method-assign]
+    try:
+        # More than one: nats-py's batch fetch probes without waiting first (a fetch of one
+        # sends only the waiting request, and times it from after sending).
+        assert driver.fetch(dest, "late", max_messages=2, timeout=0.3) == []
+    finally:
+        nc.publish = real  # type: ignore[method-assign]
+    driver.publish(dest, [GatewayMessage(body=b"after")], dedupe_ids=["x"], log_record=None)
+    assert [r.raw for r in _fetch_all(driver, dest, "late", 1)] == [b"after"]
+
+
 def test_deliver_policy_new_skips_what_was_there(stream, driver: NatsDriver) -> None:
     dest = Destination(stream["subject"], "TOPIC", {"DeliverPolicy": "new"})
     driver.publish(dest, [GatewayMessage(body=b"old")], dedupe_ids=["o"], log_record=None)
