@@ -587,7 +587,7 @@ class NatsDriver(Driver):
                 self._subs[(stream, name)] = sub
             try:
                 msgs = await sub.fetch(batch=max(1, max_messages), timeout=max(timeout, 0.05))
-            except (TimeoutError, nats.errors.TimeoutError):
+            except TimeoutError:  # nats-py's own TimeoutError subclasses it
                 # Nothing came in time. A batch fetch raises the plain TimeoutError (asyncio's),
                 # not nats-py's, when its no-wait probe's answer is read after the deadline (a
                 # loaded machine: seen in CI), before it sends the waiting request: nothing was

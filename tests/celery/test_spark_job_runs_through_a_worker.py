@@ -53,11 +53,11 @@ def test_a_worker_runs_the_job(celery_procs, sc_table, make_queue):
 def test_a_killed_worker_leaves_no_driver_and_a_rerun_finishes(
     celery_procs, settings, sc_table, make_queue
 ):
-    # Parts of 250: the kill lands between commits of a job of 20 parts.
-    settings.AQ_SPARK = {**settings.AQ_SPARK, "PART_SIZE": 250}
-    celery_procs.env["AQ_SPARK_PART_SIZE"] = "250"
+    # Parts of 500: the kill lands between commits of a job of 20 parts.
+    settings.AQ_SPARK = {**settings.AQ_SPARK, "PART_SIZE": 500}
+    celery_procs.env["AQ_SPARK_PART_SIZE"] = "500"
     src, dst = make_queue("SRC", sc_table), make_queue("DST", sc_table)
-    ids = enqueue(src, [{"n": i} for i in range(5_000)])
+    ids = enqueue(src, [{"n": i} for i in range(10_000)])
     first = celery_procs.worker("spark1", concurrency=2, spark=True)
     first.wait_registered()
     job = services.spark_job_submit(

@@ -26,13 +26,12 @@ from .spark_helpers import (
 __all__ = ["eager_tasks"]
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
 
-PARTS = 30
-N = PARTS * 100  # parts of 100: the kill lands after the third, long before the last
+N = 6_000  # 60 parts of 100: the kill lands long before the last
 
 
 @pytest.fixture
 def small_parts(settings) -> None:
-    """Parts of 100 rows: as many parts as 15,000 rows make in parts of 500, a fifth of the rows."""
+    """Parts of 100 rows: as many parts as with 30,000 rows in parts of 500, a fifth of the rows."""
     settings.AQ_SPARK = {**settings.AQ_SPARK, "PART_SIZE": 100}
 
 
@@ -71,7 +70,7 @@ def test_a_killed_move_reruns_without_loss_or_duplicate(
     job = _ended(job)
     assert job.state == "FAILED" and "exited" in job.error
     done = SparkJobPart.objects.filter(job=job).count()
-    assert 3 <= done < PARTS
+    assert 3 <= done < 60
     # Whole parts only: what left the source is exactly what both destinations hold.
     left = set(Message.objects.filter(queue=src).values_list("id", flat=True))
     moved = sorted(set(ids) - left)
@@ -84,7 +83,7 @@ def test_a_killed_move_reruns_without_loss_or_duplicate(
     assert source_ids_at(d1) == source_ids_at(d2) == sorted(ids)
     assert not Message.objects.filter(queue=src).exists()
     totals = job_totals(job)
-    assert totals["parts"] == PARTS and totals["read"] == N
+    assert totals["parts"] == 60 and totals["read"] == N
     assert totals["propagated"] == {"D1": N, "D2": N}
     attempts = set(SparkJobPart.objects.filter(job=job).values_list("attempt", flat=True))
     assert attempts == {1, 2}
