@@ -117,7 +117,7 @@ ruff format --check .
 # took 2,691 s beside 1,509 s (A) and 1,545 s (S); split as below (and Spark's JVMs lighter, see
 # AQ_SPARK_JAVA_OPTIONS above), A 1,563 s, S 1,821 s, B 1,377 s. On a slower machine of the kind
 # (2026-11-28) the same split took A 2,510 s, S 2,949 s, B 2,561 s: the API's schema fuzzing
-# (about 280 s) moved to lane B, and the longest tests of every lane got cheaper. A fourth lane made
+# and its list-cost test moved to lane B, and lane B's longest tests got cheaper. A fourth lane made
 # every lane slower: the machine is CPU-bound with three (load average 5-9), so more lanes only
 # add contention.
 # AQ_TEST_LANES=1 runs everything in one process; arguments go to pytest either way.
