@@ -167,7 +167,14 @@ if [ "$(printf '%s\n' "$BROKER_A" "$BROKER_B" "$BROKER_S" | sort -u | wc -l)" -n
     exit 1
 fi
 IGNORE_S=()
-for path in "${S_TO_B[@]}"; do IGNORE_S+=(--ignore="$path"); done
+for path in "${S_TO_B[@]}"; do
+    if [ ! -f "$path" ]; then
+        # moved() below handles files only: a folder here would run in both lanes or in none.
+        echo "S_TO_B names $path, which is not a test file." >&2
+        exit 1
+    fi
+    IGNORE_S+=(--ignore="$path")
+done
 # Lane B ignores lanes A and S, except S_TO_B: a folder holding one of those is ignored file by
 # file (its test files sit directly in it).
 moved() {

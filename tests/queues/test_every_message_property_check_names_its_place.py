@@ -28,6 +28,7 @@ BAD: list[tuple[str, dict[str, Any]]] = [
     ("correlation", {"correlation": "c" * 129}),
     ("sender", {"sender": "s\x00"}),
     ("type_name", {"type_name": "t\x00"}),
+    ("recipients[1]", {"recipients": ["R", "r\x00"]}),  # the place inside the list
     ("tag", {"tag": "XYZ"}),
     ("priority", {"priority": True}),
     ("priority", {"priority": 1.5}),
