@@ -91,6 +91,12 @@ class AutoSchema(SpectacularAutoSchema):
             schema["enum"] = [*enum, ""]
         return schema
 
+    def _map_basic_serializer(self, serializer: Any, direction: str) -> dict[str, Any]:
+        schema = super()._map_basic_serializer(serializer, direction)
+        if direction == "request" and getattr(serializer, "schema_closed", False):
+            schema["additionalProperties"] = False  # KnownFieldsOnly refuses any other key
+        return schema
+
     def _error_codes(self, operation: dict[str, Any]) -> list[str]:
         writes = self.method not in ("GET", "HEAD", "OPTIONS")
         has_input = writes or bool(operation.get("parameters")) or "requestBody" in operation

@@ -1,3 +1,6 @@
+from collections.abc import Mapping
+from typing import Any
+
 from django.db import models
 from rest_framework import serializers
 
@@ -30,6 +33,30 @@ class ModelSerializer(serializers.ModelSerializer):
         **serializers.ModelSerializer.serializer_field_mapping,
         models.JSONField: JSONField,
     }
+
+
+class KnownFieldsOnly(serializers.Serializer):
+    """Refuses a key the serializer has no field for, naming it. DRF drops such keys without a
+    word: for a message that means a misspelt property (``priorty``) or one given at the wrong
+    level (``delivery_mode`` inside a message) is stored as its default, and a message cannot be
+    taken back."""
+
+    # The request schema says so (additionalProperties: false; core.api.schema.AutoSchema).
+    schema_closed = True
+    # What a form post of DRF's browsable API adds to the fields.
+    FORM_KEYS = frozenset({"csrfmiddlewaretoken"})
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            # context["other_keys"]: keys of the same body that another serializer reads.
+            other = self.FORM_KEYS.union(self.context.get("other_keys", ()))
+            unknown = sorted(str(k) for k in data if k not in self.fields and k not in other)
+            if unknown:
+                known = ", ".join(name for name, f in self.fields.items() if not f.read_only)
+                raise serializers.ValidationError(
+                    {k: [f"Unknown field: this request takes {known}."] for k in unknown}
+                )
+        return super().to_internal_value(data)
 
 
 class BulkRequestSerializer(serializers.Serializer):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -9,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api.fields import JSONField, JSONObjectField
-from core.api.serializers import ModelSerializer
+from core.api.serializers import KnownFieldsOnly, ModelSerializer
 from core.validators import name_validator
 from instances.choices import InstanceStatus
 from queues import engine
@@ -318,7 +319,7 @@ class MessageSerializer(MessagePropertiesMixin, serializers.ModelSerializer):
         ]
 
 
-class NewMessageSerializer(serializers.Serializer):
+class NewMessageSerializer(KnownFieldsOnly):
     payload = JSONField()
     priority = serializers.IntegerField(default=1, min_value=-(2**31), max_value=2**31 - 1)
     delay = serializers.FloatField(default=0, min_value=0)
@@ -348,8 +349,11 @@ class NewMessageSerializer(serializers.Serializer):
         return engine.NewMessage(**data)
 
 
-class EnqueueSerializer(serializers.Serializer):
+class EnqueueSerializer(KnownFieldsOnly):
     """Either one message (its fields at the top level) or ``messages``: a list, one transaction."""
+
+    # The schema lists the list form's keys only; the one-message form has the message's too.
+    schema_closed = False
 
     messages = NewMessageSerializer(many=True, required=False)
     visibility = serializers.ChoiceField(
@@ -370,12 +374,11 @@ class EnqueueSerializer(serializers.Serializer):
     )
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
-        if isinstance(data, dict) and "messages" not in data:
-            single = NewMessageSerializer(data=data)
+        if isinstance(data, Mapping) and "messages" not in data:
+            call = ("visibility", "delivery_mode")
+            single = NewMessageSerializer(data=data, context={"other_keys": call})
             single.is_valid(raise_exception=True)
-            rest = super().to_internal_value(
-                {k: data[k] for k in ("visibility", "delivery_mode") if k in data}
-            )
+            rest = super().to_internal_value({k: data[k] for k in call if k in data})
             return {"messages": [single.validated_data], **rest}
         out = super().to_internal_value(data)
         if not out.get("messages"):
@@ -387,7 +390,7 @@ class EnqueueResultSerializer(serializers.Serializer):
     ids = serializers.ListField(child=serializers.IntegerField())
 
 
-class DequeueSerializer(serializers.Serializer):
+class DequeueSerializer(KnownFieldsOnly):
     mode = serializers.ChoiceField(choices=DequeueMode.choices, default=DequeueMode.REMOVE)
     navigation = serializers.ChoiceField(
         choices=Navigation.choices,
