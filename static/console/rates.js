@@ -114,9 +114,14 @@
         load(true);
       });
     });
-    window.addEventListener("resize", () => {
-      if (chart.plot) chart.plot.setSize({ width: holder.clientWidth, height: 220 });
-    });
+    // The chart follows its card's width (a window resize, a scroll bar that comes or goes),
+    // observed on the holder itself: a window "resize" event comes a frame late, and until then
+    // a chart drawn for a wider window would widen the page (its holder clips it meanwhile).
+    new ResizeObserver(() => {
+      if (chart.plot && holder.clientWidth && chart.plot.width !== holder.clientWidth) {
+        chart.plot.setSize({ width: holder.clientWidth, height: 220 });
+      }
+    }).observe(holder);
     setInterval(() => {
       if (chart.range === "10m" && !document.hidden) load(false);
     }, REFRESH_MS);

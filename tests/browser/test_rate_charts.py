@@ -128,3 +128,24 @@ def test_a_propagation_page_and_a_gateway_job_page_chart_their_series(
     assert drawn["labels"] == ["In/s", "Out/s"]
     assert drawn["data"] == [[now.timestamp()], [0], [0]]
     page_problems.assert_none()
+
+
+def test_a_chart_follows_its_cards_width_and_never_widens_the_page(
+    page, live_server, login, admin_user, page_problems
+):
+    """Drawn for a 1,400-pixel window, the dashboard's chart is narrowed with the window at
+    once (the page never scrolls sideways, even before the chart redraws) and follows its card
+    when only the page's layout narrows it (no window resize event: a scroll bar, a panel)."""
+    login(page, "alice", "pw-alice")
+    page.wait_for_function("() => window.aqRateCharts && aqRateCharts['global']?.loads >= 1")
+    width = "() => [aqRateCharts['global'].plot.width, document.querySelector('.aq-rates-plot').clientWidth]"
+    drawn, holder = page.evaluate(width)
+    assert drawn == holder > 1200
+
+    page.set_viewport_size({"width": 1000, "height": 800})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1000
+    page.wait_for_function(f"() => {{ const [d, h] = ({width})(); return d === h && h < 1000; }}")
+
+    page.evaluate("document.querySelector('main').style.maxWidth = '700px'")
+    page.wait_for_function(f"() => {{ const [d, h] = ({width})(); return d === h && h < 700; }}")
+    page_problems.assert_none()
