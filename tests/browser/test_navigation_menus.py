@@ -6,6 +6,8 @@ The bar once held seventeen flat links and wrapped onto two lines even at 1440 p
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -223,10 +225,12 @@ def no_sideways_overflow(page, where: str) -> None:  # type: ignore[no-untyped-d
     assert width <= window, f"{where}: the page is {width}px wide in a {window}px window"
 
 
-@pytest.mark.parametrize("width", [1280, 800, 390])
+@pytest.mark.parametrize("width", [1280, 1000, 800, 390])
 def test_below_1000_px_the_menus_fold_behind_one_menu_button(
-    page, live_server, login, admin_user, page_problems, width
+    page, live_server, login, admin_user, page_problems, width, settings
 ):
+    # A long global name (they run to 255 characters): the bar still fits the window.
+    settings.AQ_GLOBAL_NAME = "ORDERS_PRIMARY_DATABASE.EU_WEST_1.PRODUCTION.EXAMPLE.COM"
     page.set_viewport_size({"width": width, "height": 800})
     login(page, "alice", "pw-alice")
     toggle = page.locator("#nav-toggle")
@@ -234,6 +238,10 @@ def test_below_1000_px_the_menus_fold_behind_one_menu_button(
     for path in ("/", "/queues/", "/sites/", "/propagations/"):
         page.goto(f"{live_server.url}{path}")
         no_sideways_overflow(page, f"{path} at {width}px")
+        # A page taller than the window has a scroll bar, which the width the media queries
+        # see still counts: the bar must fit in what is left (at 1,000 px it wraps).
+        page.evaluate("document.body.style.minHeight = '3000px'")
+        no_sideways_overflow(page, f"{path} at {width}px with a scroll bar")
 
     page.goto(f"{live_server.url}/")
     if width >= 1000:
@@ -242,6 +250,13 @@ def test_below_1000_px_the_menus_fold_behind_one_menu_button(
         expect(summaries).to_have_count(len(MENUS))
         tops = {round(summaries.nth(i).bounding_box()["y"]) for i in range(len(MENUS))}
         assert len(tops) == 1, f"the menus are not in one row: {tops}"
+        # The site, the user and "Log out" show whole inside the window, the name shortened.
+        for part in ("#global-name", ".navbar-text", "nav form button"):
+            box = page.locator(part).bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, part
+        expect(page.locator("#global-name")).to_have_attribute(
+            "title", re.compile("ORDERS_PRIMARY_DATABASE.EU_WEST_1.PRODUCTION.EXAMPLE.COM$")
+        )
     else:
         # Narrow: only the brand and the button; the button opens the groups, stacked.
         expect(summaries.first).to_be_hidden()

@@ -142,9 +142,9 @@ def test_a_chart_follows_its_cards_width_and_never_widens_the_page(
     drawn, holder = page.evaluate(width)
     assert drawn == holder > 1200
 
-    page.set_viewport_size({"width": 1000, "height": 800})
-    assert page.evaluate("document.documentElement.scrollWidth") <= 1000
-    page.wait_for_function(f"() => {{ const [d, h] = ({width})(); return d === h && h < 1000; }}")
+    page.set_viewport_size({"width": 1100, "height": 800})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1100
+    page.wait_for_function(f"() => {{ const [d, h] = ({width})(); return d === h && h < 1100; }}")
 
     page.evaluate("document.querySelector('main').style.maxWidth = '700px'")
     page.wait_for_function(f"() => {{ const [d, h] = ({width})(); return d === h && h < 700; }}")
