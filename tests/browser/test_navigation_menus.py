@@ -251,12 +251,20 @@ def test_below_1000_px_the_menus_fold_behind_one_menu_button(
         tops = {round(summaries.nth(i).bounding_box()["y"]) for i in range(len(MENUS))}
         assert len(tops) == 1, f"the menus are not in one row: {tops}"
         # The site, the user and "Log out" show whole inside the window, the name shortened.
-        for part in ("#global-name", ".navbar-text", "nav form button"):
-            box = page.locator(part).bounding_box()
-            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, part
         expect(page.locator("#global-name")).to_have_attribute(
             "title", re.compile("ORDERS_PRIMARY_DATABASE.EU_WEST_1.PRODUCTION.EXAMPLE.COM$")
         )
+        # ... side by side, with the long name and the default one: where they do not fit
+        # beside the menus they wrap as one (the default name left "Log out" alone at 1,000 px).
+        for name in (settings.AQ_GLOBAL_NAME, "AQCONSOLE.LOCALHOST"):
+            settings.AQ_GLOBAL_NAME = name
+            page.goto(f"{live_server.url}/")
+            middles = []
+            for part in ("#global-name", ".navbar-text", "nav form button"):
+                box = page.locator(part).bounding_box()
+                assert box and box["x"] >= 0 and box["x"] + box["width"] <= width, (name, part)
+                middles.append(box["y"] + box["height"] / 2)
+            assert max(middles) - min(middles) <= 2, f"{name}: site, user, log out split: {middles}"
     else:
         # Narrow: only the brand and the button; the button opens the groups, stacked.
         expect(summaries.first).to_be_hidden()
